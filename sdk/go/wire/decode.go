@@ -1,0 +1,207 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Decoder reads wire values from a buffer. The first error sticks: later reads return zero values and
+// Err reports what went wrong first, so decoding code reads straight through without checking after
+// every field.
+//
+// Byte slices returned by a Decoder alias the input buffer; copy them if the buffer is reused.
+type Decoder struct {
+	buf []byte
+	off int
+	err error
+}
+
+// NewDecoder returns a Decoder reading b.
+func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
+
+// Err returns the first decoding error, if any.
+func (d *Decoder) Err() error { return d.err }
+
+// Remaining returns the number of unread bytes.
+func (d *Decoder) Remaining() int { return len(d.buf) - d.off }
+
+func (d *Decoder) fail(what string, need int) {
+	if d.err == nil {
+		d.err = fmt.Errorf("wire: truncated %s at byte %d: need %d bytes, have %d", what, d.off, need, len(d.buf)-d.off)
+	}
+}
+
+func (d *Decoder) take(what string, n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.buf)-d.off {
+		d.fail(what, n)
+		return nil
+	}
+	b := d.buf[d.off : d.off+n : d.off+n]
+	d.off += n
+	return b
+}
+
+// U8 reads one byte.
+func (d *Decoder) U8(what string) uint8 {
+	b := d.take(what, 1)
+	if b == nil {
+		return 0
+	}
+	return b[0]
+}
+
+// U32 reads a little-endian uint32.
+func (d *Decoder) U32(what string) uint32 {
+	b := d.take(what, 4)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+// I64 reads a little-endian int64.
+func (d *Decoder) I64(what string) int64 {
+	b := d.take(what, 8)
+	if b == nil {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b))
+}
+
+// Bytes reads a u32 length and that many bytes.
+func (d *Decoder) Bytes(what string) []byte {
+	n := d.U32(what + " length")
+	if n > uint32(len(d.buf)) { // larger than the whole buffer: surely truncated or garbage
+		d.fail(what, int(min(n, 1<<31-1)))
+		return nil
+	}
+	return d.take(what, int(n))
+}
+
+// String reads a u32 length and that many bytes as a string.
+func (d *Decoder) String(what string) string { return string(d.Bytes(what)) }
+
+// NullableBytes reads an i32 length (-1 = nil) and the bytes.
+func (d *Decoder) NullableBytes(what string) []byte {
+	n := int32(d.U32(what + " length"))
+	if n == -1 {
+		return nil
+	}
+	if n < 0 || int(n) > len(d.buf) {
+		d.fail(what, int(n))
+		return nil
+	}
+	b := d.take(what, int(n))
+	if b == nil && d.err == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+// Data reads a Data value.
+func (d *Decoder) Data(what string) Data {
+	tag := Tag(d.U8(what + " tag"))
+	switch tag {
+	case TagNull:
+		return Data{}
+	case TagBytes, TagString:
+		return Data{Tag: tag, Bytes: d.Bytes(what)}
+	case TagJSON:
+		schema := d.Bytes(what + " schema")
+		return Data{Tag: tag, Schema: schema, Bytes: d.Bytes(what + " payload")}
+	default:
+		if d.err == nil {
+			d.err = fmt.Errorf("wire: %s has unknown data tag %d at byte %d", what, tag, d.off-1)
+		}
+		return Data{}
+	}
+}
+
+// count reads a batch count and checks it against the bytes left, so that a hostile count cannot make
+// the decoder allocate gigabytes before it notices the input is short.
+func (d *Decoder) count(what string, minElemSize int) int {
+	n := d.U32(what + " count")
+	if d.err == nil && uint64(n)*uint64(minElemSize) > uint64(d.Remaining()) {
+		d.err = fmt.Errorf("wire: %s count %d is larger than the %d bytes left can hold", what, n, d.Remaining())
+		return 0
+	}
+	return int(n)
+}
+
+// Record reads one record into r. Byte fields alias the input.
+func (d *Decoder) Record(r *Record) {
+	r.Topic = d.String("record topic")
+	r.Partition = int32(d.U32("record partition"))
+	r.Offset = d.I64("record offset")
+	r.Timestamp = d.I64("record timestamp")
+	r.Key = d.Data("record key")
+	r.Value = d.Data("record value")
+	n := d.count("record headers", 5)
+	r.Headers = nil
+	if n > 0 {
+		r.Headers = make([]Header, n)
+		for i := range r.Headers {
+			r.Headers[i] = Header{Key: d.String("header key"), Value: d.Data("header value")}
+		}
+	}
+	r.SourcePartition = d.Bytes("record source partition")
+	r.SourceOffset = d.Bytes("record source offset")
+}
+
+// minRecordSize is the smallest encoding of a record: empty topic, partition, offset, timestamp, two
+// null data values, no headers, two empty byte strings.
+const minRecordSize = 4 + 4 + 8 + 8 + 1 + 1 + 4 + 4 + 4
+
+// DecodeRecords decodes a record batch. The records' byte fields alias b.
+func DecodeRecords(b []byte) ([]Record, error) {
+	d := NewDecoder(b)
+	n := d.count("record batch", minRecordSize)
+	rs := make([]Record, n)
+	for i := range rs {
+		d.Record(&rs[i])
+	}
+	return rs, d.finish("record batch")
+}
+
+// DecodeDataBatch decodes a data batch. Byte fields alias b.
+func DecodeDataBatch(b []byte) ([]TopicData, error) {
+	d := NewDecoder(b)
+	n := d.count("data batch", 5)
+	ds := make([]TopicData, n)
+	for i := range ds {
+		ds[i] = TopicData{Topic: d.String("topic"), Value: d.Data("value")}
+	}
+	return ds, d.finish("data batch")
+}
+
+// DecodeBytesBatch decodes a bytes batch. Elements alias b; nulls are nil.
+func DecodeBytesBatch(b []byte) ([][]byte, error) {
+	d := NewDecoder(b)
+	n := d.count("bytes batch", 4)
+	bs := make([][]byte, n)
+	for i := range bs {
+		bs[i] = d.NullableBytes("bytes")
+	}
+	return bs, d.finish("bytes batch")
+}
+
+// DecodeTopicBytesBatch decodes a bytes batch with topics. Elements alias b; nulls are nil.
+func DecodeTopicBytesBatch(b []byte) ([]TopicBytes, error) {
+	d := NewDecoder(b)
+	n := d.count("bytes batch", 8)
+	bs := make([]TopicBytes, n)
+	for i := range bs {
+		bs[i] = TopicBytes{Topic: d.String("topic"), Bytes: d.NullableBytes("bytes")}
+	}
+	return bs, d.finish("bytes batch")
+}
+
+func (d *Decoder) finish(what string) error {
+	if d.err == nil && d.Remaining() != 0 {
+		d.err = fmt.Errorf("wire: %d unexpected bytes after the %s", d.Remaining(), what)
+	}
+	return d.err
+}

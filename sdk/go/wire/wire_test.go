@@ -1,0 +1,101 @@
+package wire
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+func TestRecordsRoundTrip(t *testing.T) {
+	in := []Record{
+		{Topic: "t", Partition: -1, Offset: -1, Timestamp: 1700000000000, Key: Null(), Value: String("hello"),
+			SourcePartition: []byte(`{"filename":"a"}`), SourceOffset: []byte(`{"position":6}`)},
+		{Topic: "u", Partition: 3, Offset: 42, Timestamp: -1, Key: Bytes([]byte{0, 1}),
+			Value:   JSON([]byte(`{"type":"string","optional":false}`), []byte(`"x"`)),
+			Headers: []Header{{Key: "h", Value: String("v")}, {Key: "n", Value: Null()}}},
+	}
+	b := AppendRecords(nil, in)
+	out, err := DecodeRecords(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Empty and nil byte slices are equal on the wire.
+	for i := range out {
+		if len(out[i].SourcePartition) == 0 {
+			out[i].SourcePartition = nil
+		}
+		if len(out[i].SourceOffset) == 0 {
+			out[i].SourceOffset = nil
+		}
+		if out[i].Key.Tag == TagJSON && len(out[i].Key.Schema) == 0 {
+			out[i].Key.Schema = nil
+		}
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip:\n in=%+v\nout=%+v", in, out)
+	}
+}
+
+func TestBatchesRoundTrip(t *testing.T) {
+	bs := [][]byte{[]byte("a"), nil, {}}
+	got, err := DecodeBytesBatch(AppendBytesBatch(nil, bs))
+	if err != nil || len(got) != 3 || !bytes.Equal(got[0], []byte("a")) || got[1] != nil || got[2] == nil {
+		t.Fatalf("bytes batch: %q %v", got, err)
+	}
+	tb := []TopicBytes{{"t", []byte("x")}, {"u", nil}}
+	gotT, err := DecodeTopicBytesBatch(AppendTopicBytesBatch(nil, tb))
+	if err != nil || !reflect.DeepEqual(gotT, tb) {
+		t.Fatalf("topic bytes batch: %+v %v", gotT, err)
+	}
+	db := []TopicData{{"t", String("s")}, {"u", Null()}}
+	gotD, err := DecodeDataBatch(AppendDataBatch(nil, db))
+	if err != nil || !reflect.DeepEqual(gotD, db) {
+		t.Fatalf("data batch: %+v %v", gotD, err)
+	}
+}
+
+func TestDecodeRejectsMalformed(t *testing.T) {
+	good := AppendRecords(nil, []Record{{Topic: "t", Value: String("v")}})
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"empty", nil},
+		{"truncated", good[:len(good)-1]},
+		{"trailing", append(append([]byte{}, good...), 0)},
+		{"huge count", []byte{0xff, 0xff, 0xff, 0x7f}},
+		{"bad tag", func() []byte {
+			b := AppendU32(nil, 1)
+			b = AppendString(b, "t")
+			b = AppendU32(b, 0)
+			b = AppendI64(b, 0)
+			b = AppendI64(b, 0)
+			return append(b, 9)
+		}()},
+	} {
+		if _, err := DecodeRecords(tc.in); err == nil {
+			t.Errorf("%s: decoded without error", tc.name)
+		}
+	}
+}
+
+func TestPackResult(t *testing.T) {
+	r := PackResult(0x1000, 77, ResultError|ResultRetriable)
+	ptr, n, isErr, retry := UnpackResult(r)
+	if ptr != 0x1000 || n != 77 || !isErr || !retry {
+		t.Fatalf("got %x %d %v %v", ptr, n, isErr, retry)
+	}
+}
+
+func FuzzDecodeRecords(f *testing.F) {
+	f.Add(AppendRecords(nil, []Record{{Topic: "t", Value: String("v"), Headers: []Header{{Key: "k"}}}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rs, err := DecodeRecords(b)
+		if err != nil {
+			return
+		}
+		if again := AppendRecords(nil, rs); !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}
