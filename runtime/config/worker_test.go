@@ -1,0 +1,82 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample() map[string]string {
+	return map[string]string{
+		"bootstrap.servers":              "localhost:9092",
+		"group.id":                       "connect-cluster",
+		"key.converter":                  "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter.schemas.enable": "false",
+		"config.storage.topic":           "connect-configs",
+		"offset.storage.topic":           "connect-offsets",
+		"status.storage.topic":           "connect-status",
+		"listeners":                      "http://127.0.0.1:8083",
+		"plugin.path":                    "/opt/a, /opt/b",
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	w, err := Parse("w.properties", sample(), Distributed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.OffsetPartitions != 25 || w.StatusPartitions != 5 || w.ConfigReplicationFactor != 3 {
+		t.Errorf("partition/RF defaults: %+v", w)
+	}
+	if w.OffsetFlushInterval != time.Minute || w.ScheduledRebalanceMax != DefaultScheduledRebalanceMaxDelay {
+		t.Errorf("durations: %v %v", w.OffsetFlushInterval, w.ScheduledRebalanceMax)
+	}
+	if len(w.PluginPath) != 2 || w.PluginPath[1] != "/opt/b" {
+		t.Errorf("plugin.path: %q", w.PluginPath)
+	}
+	if w.ValueConverterProps["schemas.enable"] != "false" {
+		t.Errorf("converter props: %v", w.ValueConverterProps)
+	}
+	if got := w.AdvertisedURL(8083).String(); got != "http://127.0.0.1:8083/" {
+		t.Errorf("advertised URL %s", got)
+	}
+}
+
+func TestParseErrorsNameFileAndKey(t *testing.T) {
+	props := sample()
+	delete(props, "group.id")
+	props["offset.storage.partitions"] = "many"
+	props["listeners"] = "ftp://x"
+	_, err := Parse("w.properties", props, Distributed)
+	if err == nil {
+		t.Fatal("expected errors")
+	}
+	for _, want := range []string{
+		"w.properties: missing required setting group.id",
+		`w.properties: invalid value "many" for offset.storage.partitions: not an integer`,
+		`invalid value "ftp://x" for listeners`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestStandaloneNeedsNoGroup(t *testing.T) {
+	props := sample()
+	delete(props, "group.id")
+	delete(props, "config.storage.topic")
+	if _, err := Parse("s.properties", props, Standalone); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnknownKeys(t *testing.T) {
+	props := sample()
+	props["producer.linger.ms"] = "5"
+	props["bogus.key"] = "1"
+	if got := UnknownKeys(props); len(got) != 1 || got[0] != "bogus.key" {
+		t.Fatalf("unknown keys %v", got)
+	}
+}

@@ -1,0 +1,119 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// fromConnect converts one field (key or value) of every record in a single converter call.
+func fromConnect(ctx context.Context, c Converter, recs []wire.Record, field func(*wire.Record) wire.Data) ([][]byte, error) {
+	in := make([]wire.TopicData, len(recs))
+	for i := range recs {
+		in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
+	}
+	out, err := c.FromConnect(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(in) {
+		return nil, fmt.Errorf("converter returned %d values for %d records", len(out), len(in))
+	}
+	return out, nil
+}
+
+// toConnect converts one field of every fetched record in a single converter call.
+func toConnect(ctx context.Context, c Converter, recs []*kgo.Record, field func(*kgo.Record) []byte) ([]wire.Data, error) {
+	in := make([]wire.TopicBytes, len(recs))
+	for i, r := range recs {
+		in[i] = wire.TopicBytes{Topic: r.Topic, Bytes: field(r)}
+	}
+	out, err := c.ToConnect(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(in) {
+		return nil, fmt.Errorf("converter returned %d values for %d records", len(out), len(in))
+	}
+	return out, nil
+}
+
+type explicitPartitionKey struct{}
+
+// toKafkaRecord builds the record to produce for a converted source record.
+func toKafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
+	kr := &kgo.Record{Topic: r.Topic, Key: key, Value: value}
+	if r.Timestamp >= 0 {
+		kr.Timestamp = time.UnixMilli(r.Timestamp)
+	}
+	if r.Partition >= 0 {
+		kr.Partition = r.Partition
+		kr.Context = context.WithValue(context.Background(), explicitPartitionKey{}, true)
+	}
+	for _, h := range r.Headers {
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: headerBytes(h.Value)})
+	}
+	return kr
+}
+
+// headerBytes serializes a header value as Kafka Connect's SimpleHeaderConverter does for the
+// common cases: text and bytes as they are, structured values as their JSON.
+func headerBytes(d wire.Data) []byte {
+	if d.Tag == wire.TagNull {
+		return nil
+	}
+	return d.Bytes
+}
+
+// headerData is headerBytes' inverse for sink records: text when it is valid UTF-8, else bytes.
+func headerData(b []byte) wire.Data {
+	switch {
+	case b == nil:
+		return wire.Null()
+	case utf8.Valid(b):
+		return wire.Data{Tag: wire.TagString, Bytes: b}
+	default:
+		return wire.Bytes(b)
+	}
+}
+
+// ProducerOpts are the producer settings of a source task: Kafka Connect's worker producer
+// defaults (acks=all, retries until the record is written) and a partitioner that honours a
+// partition the plugin chose and otherwise hashes the key with murmur2 like Java's.
+func ProducerOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(explicitOrKeyPartitioner{kgo.StickyKeyPartitioner(nil)}),
+		kgo.ProducerLinger(5 * time.Millisecond),
+	}
+}
+
+type explicitOrKeyPartitioner struct{ fallback kgo.Partitioner }
+
+func (p explicitOrKeyPartitioner) ForTopic(t string) kgo.TopicPartitioner {
+	return explicitTopicPartitioner{p.fallback.ForTopic(t)}
+}
+
+type explicitTopicPartitioner struct{ fallback kgo.TopicPartitioner }
+
+func explicit(r *kgo.Record) bool {
+	return r.Context != nil && r.Context.Value(explicitPartitionKey{}) != nil
+}
+
+func (p explicitTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return explicit(r) || p.fallback.RequiresConsistency(r)
+}
+
+func (p explicitTopicPartitioner) Partition(r *kgo.Record, n int) int {
+	if explicit(r) {
+		// A partition the topic does not have cannot be produced to; kgo needs an index in range, so
+		// it wraps, as the plugin's intent (a fixed partition per source partition) is kept.
+		return int(r.Partition) % n
+	}
+	return p.fallback.Partition(r, n)
+}

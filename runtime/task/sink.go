@@ -1,0 +1,297 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// SinkConfig is what a sink task needs to run.
+type SinkConfig struct {
+	ID             connect.TaskID
+	Plugin         SinkPlugin
+	KeyConverter   Converter
+	ValueConverter Converter
+	// ClientOpts connect to the cluster (seed brokers, client id, TLS...); the task adds the
+	// consumer group settings and owns the client.
+	ClientOpts     []kgo.Opt
+	GroupID        string   // connect-<connector> unless overridden
+	Topics         []string // topics
+	TopicsRegex    string   // topics.regex (exactly one of Topics and TopicsRegex)
+	FlushInterval  time.Duration
+	MaxPollRecords int // records per PUT; default 500 (Kafka's max.poll.records)
+	Paused         bool
+	OnState        StateFunc
+	Counters       Counters
+	Logger         *slog.Logger
+}
+
+// Sink runs one sink task.
+type Sink struct {
+	cfg SinkConfig
+	ctl *control
+	log *slog.Logger
+	cl  *kgo.Client
+
+	mu      sync.Mutex // guards next: the loop and the group callbacks both use it
+	next    map[string]map[int32]kgo.EpochOffset
+	dirty   bool // records were put since the last flush
+	flushFn func(context.Context) error
+}
+
+// NewSink returns a sink task; Run starts it.
+func NewSink(cfg SinkConfig) *Sink {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.OnState == nil {
+		cfg.OnState = func(connect.State, string) {}
+	}
+	if cfg.MaxPollRecords <= 0 {
+		cfg.MaxPollRecords = 500
+	}
+	return &Sink{
+		cfg:  cfg,
+		ctl:  newControl(cfg.Paused),
+		log:  cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
+		next: map[string]map[int32]kgo.EpochOffset{},
+	}
+}
+
+// SetPaused pauses or resumes the task.
+func (s *Sink) SetPaused(p bool) { s.ctl.SetPaused(p) }
+
+// Run consumes until ctx is cancelled (a graceful stop: the plugin is flushed and offsets
+// committed, then the task leaves the group) or the task fails.
+func (s *Sink) Run(ctx context.Context) error {
+	opts := append([]kgo.Opt{}, s.cfg.ClientOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup(s.cfg.GroupID),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.OnPartitionsRevoked(s.onRevoked),
+		kgo.OnPartitionsLost(s.onLost),
+	)
+	if s.cfg.TopicsRegex != "" {
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.cfg.TopicsRegex))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(s.cfg.Topics...))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		err = fmt.Errorf("task %s: creating consumer: %w", s.cfg.ID, err)
+		s.cfg.OnState(connect.StateFailed, err.Error())
+		return err
+	}
+	s.cl = cl
+	err = s.run(ctx)
+	if err == nil {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = s.flushAndCommit(stopCtx)
+		cancel()
+	}
+	cl.Close() // leaves the group, so the remaining tasks take over the partitions at once
+	if err != nil {
+		s.cfg.OnState(connect.StateFailed, err.Error())
+	}
+	return err
+}
+
+func (s *Sink) run(ctx context.Context) error {
+	report := stateReporter(s.cfg.OnState)
+	lastFlush := time.Now()
+	for {
+		if !s.ctl.waitResumed(ctx, func() { report(connect.StatePaused) }) {
+			return nil
+		}
+		report(connect.StateRunning)
+		pollCtx, cancel := context.WithTimeout(ctx, min(s.cfg.FlushInterval, time.Second))
+		fetches := s.cl.PollRecords(pollCtx, s.cfg.MaxPollRecords)
+		cancel()
+		if ctx.Err() != nil {
+			s.cl.AllowRebalance()
+			return nil
+		}
+		var fatal error
+		fetches.EachError(func(topic string, p int32, err error) {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return
+			}
+			if errors.Is(err, kgo.ErrClientClosed) {
+				fatal = err
+				return
+			}
+			s.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
+		})
+		if fatal != nil {
+			s.cl.AllowRebalance()
+			return fmt.Errorf("task %s failed in KAFKA_CONSUME: %w", s.cfg.ID, fatal)
+		}
+		recs := fetches.Records()
+		if len(recs) > 0 {
+			add(s.cfg.Counters.Read, len(recs))
+			if err := s.deliver(ctx, recs); err != nil {
+				s.cl.AllowRebalance()
+				return err
+			}
+		}
+		if time.Since(lastFlush) >= s.cfg.FlushInterval {
+			if err := s.flushAndCommit(ctx); err != nil {
+				s.cl.AllowRebalance()
+				return err
+			}
+			lastFlush = time.Now()
+		}
+		s.cl.AllowRebalance()
+	}
+}
+
+// deliver converts fetched records and hands them to the plugin in one PUT.
+func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
+	keys, err := toConnect(ctx, s.cfg.KeyConverter, recs, func(r *kgo.Record) []byte { return r.Key })
+	if err != nil {
+		return fmt.Errorf("task %s failed in KEY_CONVERTER at %s: %w", s.cfg.ID, position(recs[0]), err)
+	}
+	values, err := toConnect(ctx, s.cfg.ValueConverter, recs, func(r *kgo.Record) []byte { return r.Value })
+	if err != nil {
+		return fmt.Errorf("task %s failed in VALUE_CONVERTER at %s: %w", s.cfg.ID, position(recs[0]), err)
+	}
+	batch := make([]wire.Record, len(recs))
+	for i, r := range recs {
+		wr := wire.Record{
+			Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli(),
+			Key: keys[i], Value: values[i],
+		}
+		for _, h := range r.Headers {
+			wr.Headers = append(wr.Headers, wire.Header{Key: h.Key, Value: headerData(h.Value)})
+		}
+		batch[i] = wr
+	}
+	for backoff := 300 * time.Millisecond; ; backoff = min(backoff*2, 10*time.Second) {
+		err = s.cfg.Plugin.Put(ctx, batch)
+		var ge interface{ IsRetriable() bool }
+		if err == nil || !errors.As(err, &ge) || !ge.IsRetriable() || ctx.Err() != nil {
+			break
+		}
+		s.log.Info("PUT failed with a retriable error; retrying the same batch", "err", err, "backoff", backoff)
+		if !sleep(ctx, backoff) {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("task %s failed in TASK_PUT for records %s..%s: %w", s.cfg.ID, position(recs[0]), position(recs[len(recs)-1]), err)
+	}
+	add(s.cfg.Counters.Put, len(recs))
+	s.mu.Lock()
+	for _, r := range recs {
+		ps := s.next[r.Topic]
+		if ps == nil {
+			ps = map[int32]kgo.EpochOffset{}
+			s.next[r.Topic] = ps
+		}
+		ps[r.Partition] = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset + 1}
+	}
+	s.dirty = true
+	s.mu.Unlock()
+	return nil
+}
+
+func position(r *kgo.Record) string {
+	return fmt.Sprintf("%s-%d@%d", r.Topic, r.Partition, r.Offset)
+}
+
+// flushAndCommit asks the plugin to make everything it was given durable, then commits the
+// consumer offsets: a record is never marked consumed before the plugin has it safe.
+func (s *Sink) flushAndCommit(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.dirty {
+		s.mu.Unlock()
+		return nil
+	}
+	offsets := make(map[string]map[int32]kgo.EpochOffset, len(s.next))
+	var tpo []wire.TopicPartitionOffset
+	for t, ps := range s.next {
+		offsets[t] = make(map[int32]kgo.EpochOffset, len(ps))
+		for p, o := range ps {
+			offsets[t][p] = o
+			tpo = append(tpo, wire.TopicPartitionOffset{Topic: t, Partition: p, Offset: o.Offset})
+		}
+	}
+	s.dirty = false
+	s.mu.Unlock()
+	sort.Slice(tpo, func(i, j int) bool {
+		if tpo[i].Topic != tpo[j].Topic {
+			return tpo[i].Topic < tpo[j].Topic
+		}
+		return tpo[i].Partition < tpo[j].Partition
+	})
+	if err := s.cfg.Plugin.Flush(ctx, tpo); err != nil {
+		return fmt.Errorf("task %s failed in FLUSH: %w", s.cfg.ID, err)
+	}
+	var commitErr error
+	s.cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			commitErr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if e := kerr.ErrorForCode(p.ErrorCode); e != nil && commitErr == nil {
+					commitErr = fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, e)
+				}
+			}
+		}
+	})
+	add2(s.cfg.Counters.Commits, commitErr == nil)
+	if commitErr != nil {
+		// The plugin has the records; a failed commit only means they may be delivered again.
+		s.log.Warn("committing consumer offsets failed; records since the last commit may be redelivered", "err", commitErr)
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func add2(f func(bool), ok bool) {
+	if f != nil {
+		f(ok)
+	}
+}
+
+func (s *Sink) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	if err := s.flushAndCommit(ctx); err != nil {
+		s.log.Error("flush before partition revocation failed", "err", err)
+	}
+	s.forget(revoked)
+}
+
+func (s *Sink) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	s.log.Warn("partitions lost; uncommitted records will be redelivered to their new owner", "partitions", lost)
+	s.forget(lost)
+}
+
+func (s *Sink) forget(parts map[string][]int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, ps := range parts {
+		for _, p := range ps {
+			delete(s.next[t], p)
+		}
+		if len(s.next[t]) == 0 {
+			delete(s.next, t)
+		}
+	}
+}
