@@ -1,0 +1,44 @@
+# wasmconnect: a Kafka Connect worker whose plugins are WebAssembly modules.
+GO       ?= go
+BIN      := bin/wasmconnect
+PLUGINS  := file converters
+WASM     := $(PLUGINS:%=build/plugins/%.wasm)
+TESTWASM := build/testplugins/faulty.wasm
+GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
+
+.PHONY: all build plugins run test bench vet clean
+
+all: build
+
+build: $(BIN) plugins
+
+$(BIN): FORCE
+	$(GO) build -trimpath -o $@ ./cmd/wasmconnect
+
+plugins: $(WASM)
+
+build/plugins/%.wasm: FORCE
+	@mkdir -p $(@D)
+	$(GUEST) -o $@ ./plugins/$*
+
+build/testplugins/%.wasm: FORCE
+	@mkdir -p $(@D)
+	$(GUEST) -o $@ ./plugins/testdata/$*
+
+# Embedded broker + worker + the example connectors, REST on http://127.0.0.1:8083.
+run: build
+	$(BIN) dev --config examples/dev.properties
+
+# Unit tests, then end-to-end tests against broker and worker processes.
+test: build $(TESTWASM)
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 12m ./...
+
+# Benchmarks: file source -> topic next to kcat -P in the same run, plus the wasmhost and task benchmarks.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./cmd/wasmconnect/ ./wasmhost/... ./sdk/go/...
+
+clean:
+	rm -rf bin build
+
+FORCE:

@@ -1,0 +1,87 @@
+// Command wasmconnect is a Kafka Connect worker whose connectors and converters are WebAssembly
+// modules, plus the tools around it: an embedded Kafka-compatible broker for development.
+//
+//	wasmconnect worker --config connect-distributed.properties
+//	wasmconnect broker --listen 127.0.0.1:9092 --data-dir data/broker
+//	wasmconnect dev    [--config examples/dev.properties]
+//	wasmconnect version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+type command struct {
+	name, usage string
+	run         func(ctx context.Context, args []string) error
+}
+
+var commands = []command{
+	{"worker", "worker --config FILE     run a worker (FILE: connect-distributed.properties or .hcl)", runWorker},
+	{"broker", "broker --listen ADDR --data-dir DIR   run the embedded Kafka-compatible broker", runBroker},
+	{"dev", "dev [--config FILE]      embedded broker + worker in one process, REST on 127.0.0.1:8083, data in ./data", runDev},
+	{"version", "version                  print the version", runVersion},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: wasmconnect <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintln(w, "  "+c.usage)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	name := os.Args[1]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage(os.Stdout)
+		return
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := c.run(ctx, os.Args[2:])
+		stop()
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "wasmconnect %s: %v\n", name, err)
+			os.Exit(1)
+		}
+		return
+	}
+	fmt.Fprintf(os.Stderr, "wasmconnect: unknown command %q\n\n", name)
+	usage(os.Stderr)
+	os.Exit(2)
+}
+
+// newLogger returns the process logger: text to stderr, level from WASMCONNECT_LOG_LEVEL.
+func newLogger() *slog.Logger {
+	level := slog.LevelInfo
+	switch strings.ToLower(os.Getenv("WASMCONNECT_LOG_LEVEL")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("wasmconnect "+name, flag.ContinueOnError)
+	return fs
+}

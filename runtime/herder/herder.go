@@ -1,0 +1,328 @@
+package herder
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/store"
+	"github.com/wasmconnect/wasmconnect/runtime/worker"
+)
+
+// Config is what a Herder needs.
+type Config struct {
+	WorkerID  string // <advertised host>:<port>, written with every status
+	ClusterID string // the Kafka cluster id, for GET /
+	Worker    *worker.Worker
+	Configs   *store.ConfigStore
+	Statuses  *store.StatusStore
+	Logger    *slog.Logger
+}
+
+// Herder keeps the connectors and tasks this worker runs equal to the config topic.
+type Herder struct {
+	cfg    Config
+	log    *slog.Logger
+	wake   chan struct{}
+	calls  chan func() // run on the loop: requests that touch loop state
+	result chan generated
+
+	// Loop state: touched only by the loop goroutine.
+	connectors map[string]*connectorState
+	generation int32
+}
+
+// connectorState is the herder's memory of one connector.
+type connectorState struct {
+	applied    map[string]string // the config the current task configs were generated from; nil: generate
+	generating bool
+	failed     bool
+	reported   connect.State
+}
+
+// generated is the result of asking a connector for its task configs.
+type generated struct {
+	name    string
+	config  map[string]string
+	configs []map[string]string
+	err     error
+}
+
+// New returns a Herder; Run starts it.
+func New(cfg Config) *Herder {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Herder{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		wake:       make(chan struct{}, 1),
+		calls:      make(chan func()),
+		result:     make(chan generated),
+		connectors: map[string]*connectorState{},
+	}
+}
+
+// Poke asks the loop to look at the config topic again.
+func (h *Herder) Poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run reconciles until ctx is cancelled, then stops every task gracefully (committing offsets).
+func (h *Herder) Run(ctx context.Context) error {
+	h.cfg.Configs.OnChange(h.Poke)
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		h.reconcile(ctx)
+		select {
+		case <-ctx.Done():
+			h.shutdown()
+			return nil
+		case <-h.wake:
+		case <-tick.C:
+		case f := <-h.calls:
+			f()
+		case g := <-h.result:
+			h.applyGenerated(ctx, g)
+		}
+	}
+}
+
+// onLoop runs f on the loop goroutine and waits for it.
+func (h *Herder) onLoop(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case h.calls <- func() { f(); close(done) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Herder) shutdown() {
+	ids := h.cfg.Worker.Tasks()
+	h.cfg.Worker.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, id := range ids {
+		h.putTaskStatus(ctx, id, connect.StateUnassigned, "")
+	}
+	for name, cs := range h.connectors {
+		if cs.reported != "" {
+			h.putConnectorStatus(ctx, name, cs, connect.StateUnassigned, "")
+		}
+	}
+}
+
+// reconcile makes the running connectors and tasks match the config snapshot.
+func (h *Herder) reconcile(ctx context.Context) {
+	snap := h.cfg.Configs.Snapshot()
+
+	for name := range h.connectors {
+		if _, ok := snap.Connectors[name]; !ok {
+			h.removeConnector(ctx, name)
+		}
+	}
+
+	desired := map[connect.TaskID]desiredTask{}
+	for name, cfg := range snap.Connectors {
+		cs := h.connectors[name]
+		if cs == nil {
+			cs = &connectorState{}
+			h.connectors[name] = cs
+		}
+		target := targetOf(snap, name)
+		if target == connect.TargetStopped {
+			h.stopConnector(ctx, name, cs, len(snap.Tasks[name]) > 0)
+			continue
+		}
+		if !cs.generating && !maps.Equal(cs.applied, cfg) {
+			h.generate(ctx, name, cfg)
+			cs.generating = true
+		}
+		if cs.applied != nil && !cs.failed {
+			want := connect.StateRunning
+			if target == connect.TargetPaused {
+				want = connect.StatePaused
+			}
+			if cs.reported != want {
+				h.putConnectorStatus(ctx, name, cs, want, "")
+			}
+		}
+		for i, tc := range snap.Tasks[name] {
+			desired[connect.TaskID{Connector: name, Task: i}] = desiredTask{
+				connCfg: cfg, taskCfg: tc, paused: target == connect.TargetPaused,
+			}
+		}
+	}
+
+	var stop []connect.TaskID
+	for _, id := range h.cfg.Worker.Tasks() {
+		d, ok := desired[id]
+		if !ok || !h.cfg.Worker.Same(id, d.connCfg, d.taskCfg) {
+			stop = append(stop, id)
+		}
+	}
+	if len(stop) > 0 {
+		h.cfg.Worker.StopTasks(stop...)
+		for _, id := range stop {
+			if _, exists := snap.Connectors[id.Connector]; exists {
+				h.putTaskStatus(ctx, id, connect.StateUnassigned, "")
+			}
+		}
+	}
+	running := map[connect.TaskID]bool{}
+	for _, id := range h.cfg.Worker.Tasks() {
+		running[id] = true
+	}
+	ids := slices.SortedFunc(maps.Keys(desired), compareTaskIDs)
+	for _, id := range ids {
+		d := desired[id]
+		if running[id] {
+			h.cfg.Worker.SetPaused(id, d.paused)
+			continue
+		}
+		h.cfg.Worker.StartTask(id, d.connCfg, d.taskCfg, d.paused, h.taskStateFunc(id))
+	}
+}
+
+type desiredTask struct {
+	connCfg, taskCfg map[string]string
+	paused           bool
+}
+
+func compareTaskIDs(a, b connect.TaskID) int {
+	if a.Connector != b.Connector {
+		if a.Connector < b.Connector {
+			return -1
+		}
+		return 1
+	}
+	return a.Task - b.Task
+}
+
+func targetOf(snap store.ConfigSnapshot, name string) connect.TargetState {
+	if t, ok := snap.TargetStates[name]; ok && t != "" {
+		return connect.TargetState(t)
+	}
+	return connect.TargetStarted
+}
+
+// generate asks the connector for task configs off the loop, so plugin code never blocks it.
+func (h *Herder) generate(ctx context.Context, name string, cfg map[string]string) {
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		configs, err := h.cfg.Worker.TaskConfigs(cctx, name, cfg)
+		select {
+		case h.result <- generated{name: name, config: cfg, configs: configs, err: err}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// applyGenerated writes new task configs if they differ from the stored ones (Kafka Connect's
+// rule: tasks restart only when their configs change).
+func (h *Herder) applyGenerated(ctx context.Context, g generated) {
+	cs := h.connectors[g.name]
+	if cs == nil {
+		return
+	}
+	cs.generating = false
+	snap := h.cfg.Configs.Snapshot()
+	current, ok := snap.Connectors[g.name]
+	if !ok || !maps.Equal(current, g.config) {
+		return // changed or deleted meanwhile: the next reconcile generates again
+	}
+	cs.applied = g.config
+	if g.err != nil {
+		cs.failed = true
+		h.log.Error("connector failed", "connector", g.name, "err", g.err)
+		h.putConnectorStatus(ctx, g.name, cs, connect.StateFailed, g.err.Error())
+		return
+	}
+	cs.failed = false
+	if !slices.EqualFunc(g.configs, snap.Tasks[g.name], maps.Equal) {
+		if err := h.cfg.Configs.PutTaskConfigs(ctx, g.name, g.configs); err != nil {
+			h.log.Error("writing task configs failed; will retry", "connector", g.name, "err", err)
+			cs.applied = nil
+		}
+	}
+}
+
+func (h *Herder) stopConnector(ctx context.Context, name string, cs *connectorState, hasTasks bool) {
+	cs.applied = nil
+	cs.failed = false
+	if hasTasks {
+		// Kafka Connect's STOPPED state: the connector has no tasks at all.
+		if err := h.cfg.Configs.PutTaskConfigs(ctx, name, nil); err != nil {
+			h.log.Error("clearing task configs of stopped connector failed", "connector", name, "err", err)
+		}
+	}
+	if cs.reported != connect.StateStopped {
+		h.putConnectorStatus(ctx, name, cs, connect.StateStopped, "")
+	}
+}
+
+func (h *Herder) removeConnector(ctx context.Context, name string) {
+	var ids []connect.TaskID
+	for _, id := range h.cfg.Worker.Tasks() {
+		if id.Connector == name {
+			ids = append(ids, id)
+		}
+	}
+	h.cfg.Worker.StopTasks(ids...)
+	delete(h.connectors, name)
+	if err := h.cfg.Statuses.DeleteConnector(ctx, name); err != nil {
+		h.log.Warn("deleting statuses of removed connector failed", "connector", name, "err", err)
+	}
+}
+
+func (h *Herder) putConnectorStatus(ctx context.Context, name string, cs *connectorState, st connect.State, trace string) {
+	err := h.cfg.Statuses.PutConnector(ctx, name, store.Status{
+		State: string(st), Trace: trace, WorkerID: h.cfg.WorkerID, Generation: h.generation,
+	})
+	if err != nil {
+		h.log.Warn("writing connector status failed", "connector", name, "state", st, "err", err)
+		return
+	}
+	cs.reported = st
+}
+
+func (h *Herder) putTaskStatus(ctx context.Context, id connect.TaskID, st connect.State, trace string) {
+	s := store.Status{State: string(st), Trace: trace, WorkerID: h.cfg.WorkerID, Generation: h.generation}
+	var err error
+	if st == connect.StateFailed || st == connect.StateUnassigned {
+		err = h.cfg.Statuses.PutTaskSafe(ctx, id.Connector, id.Task, s)
+	} else {
+		err = h.cfg.Statuses.PutTask(ctx, id.Connector, id.Task, s)
+	}
+	if err != nil {
+		h.log.Warn("writing task status failed", "connector", id.Connector, "task", id.Task, "state", st, "err", err)
+	}
+}
+
+// taskStateFunc returns the callback a task loop reports its states through.
+func (h *Herder) taskStateFunc(id connect.TaskID) func(connect.State, string) {
+	var mu sync.Mutex
+	return func(st connect.State, trace string) {
+		mu.Lock()
+		defer mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.putTaskStatus(ctx, id, st, trace)
+	}
+}

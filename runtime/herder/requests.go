@@ -1,0 +1,239 @@
+package herder
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/store"
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// The REST API's requests (rest.Herder). Reads are served from this worker's view of the config
+// and status topics; writes go to the config topic and return once they have been read back.
+
+// ServerInfo returns the body of GET /.
+func (h *Herder) ServerInfo(context.Context) connect.ServerInfo {
+	return connect.ServerInfo{Version: KafkaVersion, Commit: Version, KafkaClusterID: h.cfg.ClusterID}
+}
+
+// Connectors lists connector names, sorted.
+func (h *Herder) Connectors(context.Context) ([]string, error) {
+	return slices.Sorted(maps.Keys(h.cfg.Configs.Snapshot().Connectors)), nil
+}
+
+func (h *Herder) config(name string) (store.ConfigSnapshot, map[string]string, error) {
+	snap := h.cfg.Configs.Snapshot()
+	cfg, ok := snap.Connectors[name]
+	if !ok {
+		return snap, nil, connect.NotFound("Connector %s not found", name)
+	}
+	return snap, cfg, nil
+}
+
+// ConnectorInfo returns a connector's config, tasks and type.
+func (h *Herder) ConnectorInfo(_ context.Context, name string) (connect.ConnectorInfo, error) {
+	snap, cfg, err := h.config(name)
+	if err != nil {
+		return connect.ConnectorInfo{}, err
+	}
+	return h.info(name, cfg, len(snap.Tasks[name])), nil
+}
+
+func (h *Herder) info(name string, cfg map[string]string, tasks int) connect.ConnectorInfo {
+	_, typ, _ := h.cfg.Worker.ResolveConnector(cfg)
+	ids := make([]connect.TaskID, tasks)
+	for i := range ids {
+		ids[i] = connect.TaskID{Connector: name, Task: i}
+	}
+	return connect.ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: ids, Type: typ}
+}
+
+// ConnectorConfig returns the config as submitted.
+func (h *Herder) ConnectorConfig(_ context.Context, name string) (map[string]string, error) {
+	_, cfg, err := h.config(name)
+	return maps.Clone(cfg), err
+}
+
+// validName applies Kafka Connect's connector name rules.
+func validName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return connect.BadRequest("Connector name is null or empty.")
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return connect.BadRequest("Connector name %q contains invalid characters: ISO control characters are not allowed", name)
+	}
+	return nil
+}
+
+func withName(name string, cfg map[string]string) map[string]string {
+	out := maps.Clone(cfg)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out["name"] = name
+	return out
+}
+
+// CreateConnector validates and creates a connector.
+func (h *Herder) CreateConnector(ctx context.Context, name string, cfg map[string]string, initial connect.TargetState) (connect.ConnectorInfo, error) {
+	if err := validName(name); err != nil {
+		return connect.ConnectorInfo{}, err
+	}
+	cfg = withName(name, cfg)
+	if _, ok := h.cfg.Configs.Snapshot().Connectors[name]; ok {
+		return connect.ConnectorInfo{}, connect.AlreadyExists("Connector %s already exists", name)
+	}
+	if _, err := h.cfg.Worker.Validate(ctx, cfg); err != nil {
+		return connect.ConnectorInfo{}, err
+	}
+	if initial == "" {
+		initial = connect.TargetStarted
+	}
+	if err := h.cfg.Configs.CreateConnector(ctx, name, cfg, store.TargetState(initial)); err != nil {
+		return connect.ConnectorInfo{}, err
+	}
+	return h.info(name, cfg, 0), nil
+}
+
+// PutConnectorConfig creates or replaces a connector's config.
+func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[string]string) (connect.ConnectorInfo, bool, error) {
+	if err := validName(name); err != nil {
+		return connect.ConnectorInfo{}, false, err
+	}
+	cfg = withName(name, cfg)
+	if _, err := h.cfg.Worker.Validate(ctx, cfg); err != nil {
+		return connect.ConnectorInfo{}, false, err
+	}
+	snap := h.cfg.Configs.Snapshot()
+	_, exists := snap.Connectors[name]
+	if err := h.cfg.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {
+		return connect.ConnectorInfo{}, false, err
+	}
+	return h.info(name, cfg, len(snap.Tasks[name])), !exists, nil
+}
+
+// DeleteConnector removes a connector.
+func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
+	if _, _, err := h.config(name); err != nil {
+		return err
+	}
+	return h.cfg.Configs.RemoveConnector(ctx, name)
+}
+
+// ConnectorStatus returns the states of a connector and its current tasks.
+func (h *Herder) ConnectorStatus(_ context.Context, name string) (connect.ConnectorStateInfo, error) {
+	snap := h.cfg.Configs.Snapshot()
+	cfg, exists := snap.Connectors[name]
+	st, ok := h.cfg.Statuses.Connector(name)
+	if !exists || !ok {
+		return connect.ConnectorStateInfo{}, connect.NotFound("No status found for connector %s", name)
+	}
+	_, typ, _ := h.cfg.Worker.ResolveConnector(cfg)
+	info := connect.ConnectorStateInfo{
+		Name:      name,
+		Connector: connect.ConnectorState{State: connect.State(st.State), WorkerID: st.WorkerID, Trace: st.Trace},
+		Tasks:     []connect.TaskState{},
+		Type:      typ,
+	}
+	tasks := h.cfg.Statuses.Tasks(name)
+	for i := range snap.Tasks[name] {
+		ts, ok := tasks[i]
+		if !ok {
+			ts = store.Status{State: string(connect.StateUnassigned)}
+		}
+		info.Tasks = append(info.Tasks, connect.TaskState{ID: i, State: connect.State(ts.State), WorkerID: ts.WorkerID, Trace: ts.Trace})
+	}
+	return info, nil
+}
+
+// TaskStatus returns one task's state.
+func (h *Herder) TaskStatus(ctx context.Context, id connect.TaskID) (connect.TaskState, error) {
+	info, err := h.ConnectorStatus(ctx, id.Connector)
+	if err == nil && id.Task >= 0 && id.Task < len(info.Tasks) {
+		return info.Tasks[id.Task], nil
+	}
+	return connect.TaskState{}, connect.NotFound("No status found for task %s", id)
+}
+
+// TaskConfigs returns the connector's task configs.
+func (h *Herder) TaskConfigs(_ context.Context, name string) ([]connect.TaskInfo, error) {
+	snap, _, err := h.config(name)
+	if err != nil {
+		return nil, err
+	}
+	out := []connect.TaskInfo{}
+	for i, tc := range snap.Tasks[name] {
+		out = append(out, connect.TaskInfo{ID: connect.TaskID{Connector: name, Task: i}, Config: maps.Clone(tc)})
+	}
+	return out, nil
+}
+
+// SetTargetState pauses, resumes or stops a connector.
+func (h *Herder) SetTargetState(ctx context.Context, name string, state connect.TargetState) error {
+	if _, _, err := h.config(name); err != nil {
+		return err
+	}
+	return h.cfg.Configs.PutTargetState(ctx, name, store.TargetState(state))
+}
+
+// RestartConnector restarts a connector and, as asked, its (failed) tasks.
+func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*connect.ConnectorStateInfo, error) {
+	if _, _, err := h.config(name); err != nil {
+		return nil, connect.NotFound("Unknown connector: %s", name)
+	}
+	status, statusErr := h.ConnectorStatus(ctx, name)
+	var restartTasks []connect.TaskID
+	restartConnector := !onlyFailed || (statusErr == nil && status.Connector.State == connect.StateFailed)
+	if includeTasks && statusErr == nil {
+		for i, t := range status.Tasks {
+			if !onlyFailed || t.State == connect.StateFailed {
+				restartTasks = append(restartTasks, connect.TaskID{Connector: name, Task: i})
+				status.Tasks[i].State = connect.StateRestarting
+			}
+		}
+	}
+	if restartConnector && statusErr == nil {
+		status.Connector.State = connect.StateRestarting
+	}
+	err := h.onLoop(ctx, func() {
+		if cs := h.connectors[name]; cs != nil && restartConnector {
+			cs.applied = nil
+			cs.reported = ""
+		}
+		h.cfg.Worker.StopTasks(restartTasks...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !includeTasks && !onlyFailed {
+		return nil, nil
+	}
+	return &status, nil
+}
+
+// RestartTask restarts one task.
+func (h *Herder) RestartTask(ctx context.Context, id connect.TaskID) error {
+	snap, _, err := h.config(id.Connector)
+	if err != nil || id.Task < 0 || id.Task >= len(snap.Tasks[id.Connector]) {
+		return connect.NotFound("Unknown task: %s", id)
+	}
+	return h.onLoop(ctx, func() { h.cfg.Worker.StopTasks(id) })
+}
+
+// Plugins lists the loaded plugins of the given kinds.
+func (h *Herder) Plugins(_ context.Context, kinds ...wire.Kind) []connect.PluginInfo {
+	var out []connect.PluginInfo
+	for _, p := range h.cfg.Worker.Host().Plugins() {
+		if len(kinds) > 0 && !slices.Contains(kinds, p.Kind) {
+			continue
+		}
+		out = append(out, connect.PluginInfo{Class: p.Class, Type: string(p.Kind), Version: p.Version})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Class < out[j].Class })
+	return out
+}

@@ -1,0 +1,344 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"log/slog"
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/task"
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
+)
+
+// Offsets is the source offset store tasks read their position from and commit to.
+type Offsets interface {
+	// Get returns the stored offset JSON of a source partition (a JSON object).
+	Get(connector string, partition []byte) ([]byte, bool)
+	// Write stores offsets: partition JSON -> offset JSON.
+	Write(ctx context.Context, connector string, offsets map[string][]byte) error
+}
+
+// Config is what a Worker needs.
+type Config struct {
+	Worker     *config.Worker
+	Host       *wasmhost.Host
+	Offsets    Offsets
+	ClientOpts []kgo.Opt // how to reach Kafka (seed brokers...)
+	Metrics    MetricsFactory
+	Logger     *slog.Logger
+}
+
+// MetricsFactory returns the counters of one task; nil means no metrics.
+type MetricsFactory func(id connect.TaskID) (task.Counters, func())
+
+// Worker runs connectors' task-config generation and task loops.
+type Worker struct {
+	cfg     *config.Worker
+	host    *wasmhost.Host
+	offsets Offsets
+	opts    []kgo.Opt
+	metrics MetricsFactory
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	tasks map[connect.TaskID]*running
+}
+
+// New returns a Worker.
+func New(c Config) *Worker {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return &Worker{
+		cfg: c.Worker, host: c.Host, offsets: c.Offsets, opts: c.ClientOpts, metrics: c.Metrics,
+		log: c.Logger, tasks: map[connect.TaskID]*running{},
+	}
+}
+
+// Host returns the plugin host.
+func (w *Worker) Host() *wasmhost.Host { return w.host }
+
+// Validate checks a connector config as Kafka Connect does before accepting it: the connector
+// class, tasks.max, the converters, a sink's topics, and the plugin's own definitions and checks.
+// All problems are reported at once in Kafka's 400 wording.
+func (w *Worker) Validate(ctx context.Context, cfg map[string]string) (connect.ConnectorType, error) {
+	p, typ, err := w.ResolveConnector(cfg)
+	if err != nil {
+		return typ, err
+	}
+	var problems []string
+	if _, err := TasksMax(cfg); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if _, _, err := w.converters(cfg); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if typ == connect.TypeSink {
+		topics, regex := strings.TrimSpace(cfg["topics"]), strings.TrimSpace(cfg["topics.regex"])
+		switch {
+		case topics == "" && regex == "":
+			problems = append(problems, "Must configure one of topics or topics.regex")
+		case topics != "" && regex != "":
+			problems = append(problems, "topics and topics.regex are mutually exclusive options, but both are set.")
+		}
+	}
+	perKey, err := w.host.Validate(ctx, p, cfg)
+	if err != nil {
+		return typ, fmt.Errorf("validating connector config with plugin %s: %w", p.Name, err)
+	}
+	keys := make([]string, 0, len(perKey))
+	for k := range perKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		problems = append(problems, perKey[k]...)
+	}
+	if len(problems) > 0 {
+		return typ, connect.BadRequest("Connector configuration is invalid and contains the following %d error(s):\n%s\n"+
+			"You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
+			len(problems), strings.Join(problems, "\n"))
+	}
+	return typ, nil
+}
+
+// TaskConfigs asks a connector for its task configs (at most tasks.max), in a session of its own
+// that is closed afterwards: a connector object lives only as long as this call.
+func (w *Worker) TaskConfigs(ctx context.Context, name string, cfg map[string]string) ([]map[string]string, error) {
+	p, _, err := w.ResolveConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	maxTasks, err := TasksMax(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sess := w.host.NewSession(wasmhost.Env{Connector: name, Task: -1, Logger: w.log})
+	defer sess.Close(context.WithoutCancel(ctx))
+	conn, err := sess.Open(ctx, p, wire.RoleConnector, cfg)
+	if err != nil {
+		return nil, err
+	}
+	configs, err := conn.TaskConfigs(ctx, maxTasks)
+	if err != nil {
+		return nil, err
+	}
+	if len(configs) > maxTasks {
+		return nil, fmt.Errorf("connector %s generated %d task configs, more than tasks.max=%d", name, len(configs), maxTasks)
+	}
+	return configs, nil
+}
+
+// running is one task goroutine.
+type running struct {
+	connCfg, taskCfg map[string]string
+	cancel           context.CancelFunc
+	done             chan struct{}
+	mu               sync.Mutex
+	pauser           interface{ SetPaused(bool) } // set once the loop exists
+	paused           bool
+}
+
+func (r *running) setPaused(p bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paused = p
+	if r.pauser != nil {
+		r.pauser.SetPaused(p)
+	}
+}
+
+// Same reports whether the running task was started with these configs.
+func (w *Worker) Same(id connect.TaskID, connCfg, taskCfg map[string]string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.tasks[id]
+	return r != nil && maps.Equal(r.connCfg, connCfg) && maps.Equal(r.taskCfg, taskCfg)
+}
+
+// Tasks returns the IDs of the tasks this worker runs.
+func (w *Worker) Tasks() []connect.TaskID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]connect.TaskID, 0, len(w.tasks))
+	for id := range w.tasks {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// StartTask starts a task loop and returns at once; the loop reports its states (including a
+// FAILED state with a trace if it cannot start) through onState.
+func (w *Worker) StartTask(id connect.TaskID, connCfg, taskCfg map[string]string, paused bool, onState task.StateFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{connCfg: connCfg, taskCfg: taskCfg, cancel: cancel, done: make(chan struct{}), paused: paused}
+	w.mu.Lock()
+	w.tasks[id] = r
+	w.mu.Unlock()
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		if err := w.runTask(ctx, id, r, onState); err != nil && ctx.Err() == nil {
+			w.log.Error("task failed", "connector", id.Connector, "task", id.Task, "err", err)
+		}
+	}()
+}
+
+// SetPaused pauses or resumes a running task.
+func (w *Worker) SetPaused(id connect.TaskID, paused bool) {
+	w.mu.Lock()
+	r := w.tasks[id]
+	w.mu.Unlock()
+	if r != nil {
+		r.setPaused(paused)
+	}
+}
+
+// StopTasks stops tasks and waits for them up to task.shutdown.graceful.timeout.ms; a task that
+// does not stop in time is abandoned (its plugin call is bounded by plugin.call.timeout.ms).
+func (w *Worker) StopTasks(ids ...connect.TaskID) {
+	var stopping []*running
+	w.mu.Lock()
+	for _, id := range ids {
+		if r := w.tasks[id]; r != nil {
+			r.cancel()
+			stopping = append(stopping, r)
+			delete(w.tasks, id)
+		}
+	}
+	w.mu.Unlock()
+	deadline := time.NewTimer(w.cfg.TaskShutdownTimeout)
+	defer deadline.Stop()
+	for _, r := range stopping {
+		select {
+		case <-r.done:
+		case <-deadline.C:
+			w.log.Warn("tasks did not stop within task.shutdown.graceful.timeout.ms; abandoning them", "timeout", w.cfg.TaskShutdownTimeout)
+			return
+		}
+	}
+}
+
+// Stop stops every task.
+func (w *Worker) Stop() { w.StopTasks(w.Tasks()...) }
+
+func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onState task.StateFunc) (err error) {
+	fail := func(err error) error {
+		onState(connect.StateFailed, err.Error())
+		return err
+	}
+	p, typ, err := w.ResolveConnector(r.connCfg)
+	if err != nil {
+		return fail(err)
+	}
+	keySpec, valueSpec, err := w.converters(r.connCfg)
+	if err != nil {
+		return fail(err)
+	}
+	log := w.log.With("connector", id.Connector, "task", id.Task)
+	sess := w.host.NewSession(wasmhost.Env{
+		Connector: id.Connector, Task: id.Task, Logger: w.log,
+		Offsets: offsetReader{w.offsets, id.Connector},
+	})
+	defer sess.Close(context.Background())
+	plugin, err := sess.Open(ctx, p, wire.RoleTask, r.taskCfg)
+	if err != nil {
+		return fail(fmt.Errorf("starting task %s: %w", id, err))
+	}
+	keyConv, err := sess.Open(ctx, keySpec.plugin, wire.RoleConverter, keySpec.config)
+	if err != nil {
+		return fail(fmt.Errorf("configuring key.converter %s: %w", keySpec.plugin.Class, err))
+	}
+	valueConv, err := sess.Open(ctx, valueSpec.plugin, wire.RoleConverter, valueSpec.config)
+	if err != nil {
+		return fail(fmt.Errorf("configuring value.converter %s: %w", valueSpec.plugin.Class, err))
+	}
+	var counters task.Counters
+	if w.metrics != nil {
+		c, unregister := w.metrics(id)
+		counters = c
+		defer unregister()
+	}
+	r.mu.Lock()
+	paused := r.paused
+	r.mu.Unlock()
+	switch typ {
+	case connect.TypeSource:
+		producer, err := kgo.NewClient(append(append([]kgo.Opt{}, w.opts...),
+			append(task.ProducerOpts(), kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", id.Connector, id.Task)))...)...)
+		if err != nil {
+			return fail(fmt.Errorf("creating producer: %w", err))
+		}
+		defer producer.Close()
+		src := task.NewSource(task.SourceConfig{
+			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv, Producer: producer,
+			Offsets: offsetWriter{w.offsets}, FlushInterval: w.cfg.OffsetFlushInterval, FlushTimeout: w.cfg.OffsetFlushTimeout,
+			Paused: paused, OnState: onState, Counters: counters, Logger: w.log,
+		})
+		w.attach(r, src)
+		return src.Run(ctx)
+	default:
+		group := r.connCfg["consumer.override.group.id"]
+		if group == "" {
+			group = "connect-" + id.Connector
+		}
+		sink := task.NewSink(task.SinkConfig{
+			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv,
+			ClientOpts:    append(append([]kgo.Opt{}, w.opts...), kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", id.Connector, id.Task))),
+			GroupID:       group,
+			Topics:        splitList(r.connCfg["topics"]),
+			TopicsRegex:   strings.TrimSpace(r.connCfg["topics.regex"]),
+			FlushInterval: w.cfg.OffsetFlushInterval,
+			Paused:        paused, OnState: onState, Counters: counters, Logger: log,
+		})
+		w.attach(r, sink)
+		return sink.Run(ctx)
+	}
+}
+
+func (w *Worker) attach(r *running, p interface{ SetPaused(bool) }) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pauser = p
+	p.SetPaused(r.paused)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// offsetReader gives a plugin session read access to its connector's offsets.
+type offsetReader struct {
+	offsets   Offsets
+	connector string
+}
+
+func (o offsetReader) Offset(partition []byte) ([]byte, bool) {
+	if !json.Valid(partition) {
+		return nil, false
+	}
+	return o.offsets.Get(o.connector, partition)
+}
+
+type offsetWriter struct{ offsets Offsets }
+
+func (o offsetWriter) WriteOffsets(ctx context.Context, connector string, offsets map[string][]byte) error {
+	return o.offsets.Write(ctx, connector, offsets)
+}
