@@ -1,0 +1,339 @@
+package main
+
+// Helpers for end-to-end tests: real broker and worker processes of the wasmconnect binary, driven
+// over the Kafka protocol and the REST API, as a user would run them.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binary     string // the wasmconnect binary under test
+	pluginDir  string // build/plugins
+	testPlugin string // build/testplugins
+	cacheDir   string // shared wazero compilation cache, so each worker start does not recompile
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "wasmconnect-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	binary = filepath.Join(tmp, "wasmconnect")
+	cacheDir = filepath.Join(tmp, "cache")
+	root, _ := filepath.Abs("../..")
+	pluginDir = filepath.Join(tmp, "plugins")
+	testPlugin = filepath.Join(tmp, "testplugins")
+	steps := [][]string{
+		{"go", "build", "-o", binary, "."},
+		guestBuild(filepath.Join(pluginDir, "file.wasm"), filepath.Join(root, "plugins/file")),
+		guestBuild(filepath.Join(pluginDir, "converters.wasm"), filepath.Join(root, "plugins/converters")),
+		guestBuild(filepath.Join(testPlugin, "faulty.wasm"), filepath.Join(root, "plugins/testdata/faulty")),
+	}
+	for _, s := range steps {
+		cmd := exec.Command(s[0], s[1:]...)
+		if strings.Contains(strings.Join(s, " "), "-buildmode=c-shared") {
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n%s", strings.Join(s, " "), err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func guestBuild(out, pkg string) []string {
+	return []string{"go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, pkg}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// process is a child process whose output goes to a log file shown when the test fails.
+type process struct {
+	t    testing.TB
+	name string
+	args []string
+	cmd  *exec.Cmd
+	log  string
+	mu   sync.Mutex
+	done chan struct{}
+}
+
+func startProcess(t testing.TB, name string, args ...string) *process {
+	t.Helper()
+	p := &process{t: t, name: name, args: args, log: filepath.Join(t.TempDir(), name+".log")}
+	p.start()
+	t.Cleanup(func() {
+		p.stop(syscall.SIGKILL)
+		if t.Failed() {
+			b, _ := os.ReadFile(p.log)
+			if len(b) > 20000 {
+				b = b[len(b)-20000:]
+			}
+			t.Logf("---- %s log (tail) ----\n%s", p.name, b)
+		}
+	})
+	return p
+}
+
+func (p *process) start() {
+	p.t.Helper()
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	cmd := exec.Command(binary, p.args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); f.Close(); close(done) }()
+	p.mu.Lock()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
+}
+
+// stop sends sig and waits for the process to exit.
+func (p *process) stop(sig syscall.Signal) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (p *process) logText() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
+}
+
+// broker starts an embedded broker process and returns its address.
+func startBroker(t testing.TB) (*process, string) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	p := startProcess(t, "broker", "broker", "--listen", addr, "--data-dir", t.TempDir())
+	waitFor(t, 30*time.Second, "broker to listen", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return p, addr
+}
+
+// worker is a worker process and its REST URL.
+type worker struct {
+	*process
+	url string
+}
+
+// startWorker writes a properties file from the defaults plus overrides and starts a worker.
+func startWorker(t testing.TB, name, brokerAddr string, overrides map[string]string) *worker {
+	t.Helper()
+	port := freePort(t)
+	props := map[string]string{
+		"bootstrap.servers":                 brokerAddr,
+		"group.id":                          "connect-cluster",
+		"config.storage.topic":              "connect-configs",
+		"offset.storage.topic":              "connect-offsets",
+		"status.storage.topic":              "connect-status",
+		"config.storage.replication.factor": "1",
+		"offset.storage.replication.factor": "1",
+		"status.storage.replication.factor": "1",
+		"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
+		"listeners":                         fmt.Sprintf("http://127.0.0.1:%d", port),
+		"plugin.path":                       pluginDir,
+		"plugin.cache.dir":                  cacheDir,
+		"offset.flush.interval.ms":          "1000",
+	}
+	for k, v := range overrides {
+		props[k] = v
+	}
+	var b strings.Builder
+	for k, v := range props {
+		fmt.Fprintf(&b, "%s=%s\n", k, v)
+	}
+	file := filepath.Join(t.TempDir(), name+".properties")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &worker{process: startProcess(t, name, "worker", "--config", file), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	w.waitReady(t)
+	return w
+}
+
+func (w *worker) waitReady(t testing.TB) {
+	t.Helper()
+	waitFor(t, 60*time.Second, w.name+" REST API", func() bool {
+		code, _ := w.call(t, "GET", "/", nil)
+		return code == 200
+	})
+}
+
+// call sends a REST request and returns the status and body.
+func (w *worker) call(t testing.TB, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, w.url+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// mustCall is call that fails the test unless the status is want.
+func (w *worker) mustCall(t testing.TB, want int, method, path string, body any) []byte {
+	t.Helper()
+	code, b := w.call(t, method, path, body)
+	if code != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", method, path, code, want, b)
+	}
+	return b
+}
+
+type status struct {
+	Name      string `json:"name"`
+	Connector struct {
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+		Trace    string `json:"trace"`
+	} `json:"connector"`
+	Tasks []struct {
+		ID       int    `json:"id"`
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+		Trace    string `json:"trace"`
+	} `json:"tasks"`
+	Type string `json:"type"`
+}
+
+func (w *worker) status(t testing.TB, name string) (status, bool) {
+	t.Helper()
+	code, b := w.call(t, "GET", "/connectors/"+name+"/status", nil)
+	var s status
+	if code != 200 || json.Unmarshal(b, &s) != nil {
+		return s, false
+	}
+	return s, true
+}
+
+// waitTaskState waits until task 0 of a connector is in state and returns the status.
+func (w *worker) waitTaskState(t testing.TB, name, state string, timeout time.Duration) status {
+	t.Helper()
+	var last status
+	waitFor(t, timeout, fmt.Sprintf("%s task 0 to be %s", name, state), func() bool {
+		s, ok := w.status(t, name)
+		last = s
+		return ok && len(s.Tasks) > 0 && s.Tasks[0].State == state
+	})
+	return last
+}
+
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// writeLines writes lines "<prefix><n>" for n in [from, to) to path, appending.
+func writeLines(t testing.TB, path, prefix string, from, to int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := from; i < to; i++ {
+		fmt.Fprintf(w, "%s%d\n", prefix, i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// countLines returns the number of complete lines in a file (0 if it does not exist).
+func countLines(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(b, []byte{'\n'})
+}
+
+func readLines(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.TrimSuffix(string(b), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
