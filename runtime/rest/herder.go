@@ -34,10 +34,30 @@ type Herder interface {
 	SetTargetState(ctx context.Context, name string, state connect.TargetState) error
 	// RestartConnector restarts the connector instance (and, with includeTasks, its tasks; with
 	// onlyFailed, only failed instances). It returns the status to answer 202 with, or nil for 204.
+	// As in Kafka, the flags decide the answer: both false is 204 (the status is ignored); otherwise
+	// 202 with the status, where instances due for restart show RESTARTING (a nil status is then
+	// replaced by ConnectorStatus).
 	RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*connect.ConnectorStateInfo, error)
 	// RestartTask restarts one task.
 	RestartTask(ctx context.Context, id connect.TaskID) error
 
 	// Plugins lists the plugins of the given kinds loaded by this worker.
 	Plugins(ctx context.Context, kinds ...wire.Kind) []connect.PluginInfo
+
+	// Health answers GET /health (KIP-1017); ctx carries a 10 s deadline. It returns HealthHealthy once
+	// startup is complete and the worker's main loop has answered, HealthStarting while the worker is
+	// still starting (joining the group, reading the config topic), and HealthUnhealthy if the loop did
+	// not answer before ctx ended. detail, if not empty, says what the worker is doing, e.g. "The worker
+	// is currently reading to the end of the config topic."; it is appended to the message. A Health that
+	// does not return by the deadline is answered as unhealthy.
+	Health(ctx context.Context) (status HealthStatus, detail string)
 }
+
+// HealthStatus is the "status" of GET /health.
+type HealthStatus string
+
+const (
+	HealthHealthy   HealthStatus = "healthy"   // 200
+	HealthStarting  HealthStatus = "starting"  // 503
+	HealthUnhealthy HealthStatus = "unhealthy" // 500
+)

@@ -1,0 +1,72 @@
+// Package rest serves Kafka Connect's REST API (reference §1) over a Herder, so that kcctl, kafka-ui,
+// AKHQ, Strimzi and the Terraform provider work against a wasmconnect worker unchanged.
+//
+//	srv := rest.New(herder, rest.WithLogger(log))
+//	if err := srv.Start(":8083"); err != nil { ... }
+//	...
+//	err := srv.Shutdown(ctx) // graceful: waits for in-flight requests until ctx ends
+//
+// Server is an http.Handler (on julienschmidt/httprouter), so it can also be mounted elsewhere or
+// driven by httptest.
+//
+// # Endpoints
+//
+//	GET    /                                   200 ServerInfo
+//	GET    /health                             200 healthy, 503 starting, 500 unhealthy (10 s deadline)
+//	GET    /metrics                            Prometheus text (runtime/metrics sets, go_*, process_*)
+//	GET    /connectors[?expand=status&expand=info]
+//	POST   /connectors                         201 + Location: /connectors/{name}
+//	GET    /connectors/{name}                  ConnectorInfo
+//	DELETE /connectors/{name}                  204
+//	GET    /connectors/{name}/config           the raw config
+//	PUT    /connectors/{name}/config           201 + Location if created, 200 if updated
+//	GET    /connectors/{name}/status           ConnectorStateInfo, tasks sorted by id
+//	POST   /connectors/{name}/restart          204 (both flags false) or 202 + status
+//	                                           ?includeTasks=&onlyFailed=
+//	PUT    /connectors/{name}/pause            202
+//	PUT    /connectors/{name}/resume           202
+//	PUT    /connectors/{name}/stop             204
+//	GET    /connectors/{name}/tasks            [TaskInfo]
+//	GET    /connectors/{name}/tasks-config     {"x-0":{...}} (deprecated in Kafka, kept for old clients)
+//	GET    /connectors/{name}/tasks/{t}/status TaskState
+//	POST   /connectors/{name}/tasks/{t}/restart 204
+//	GET    /connector-plugins[?connectorsOnly=true|false]
+//
+// GET routes also answer HEAD. A trailing slash is ignored. Unknown paths answer 404 "HTTP 404 Not
+// Found" and a wrong method 405 "HTTP 405 Method Not Allowed" with an Allow header, Jersey's texts.
+//
+// # Errors
+//
+// Every error is {"error_code":N,"message":"..."} with N the HTTP status. A *connect.Error from the
+// herder keeps its code and message; any other error is a 500 with its text. A herder call that has
+// not returned when the request timeout ends (90 s by default) is answered 500 "Request timed out",
+// like Kafka; a herder that honours ctx may return its own *connect.Error instead (e.g. Kafka 3.7's
+// "Request timed out. The worker is currently ..."), which is passed on. Handlers run in their own
+// goroutine with ctx derived from the request, so a herder that ignores ctx cannot hold a reply past
+// the deadline, and a panic becomes a 500.
+//
+// # Input
+//
+// Bodies are limited to 8 MiB by default (413 beyond). Bodies must be one JSON object: empty bodies,
+// malformed JSON (the message names the problem with line and column, e.g. "Invalid JSON in request
+// body: unexpected end of JSON input (line 1, column 13)"), other JSON types and trailing data are
+// 400s. Unknown top-level members are ignored, as in Kafka. Config values must be JSON strings: a
+// number is a 400 `config value for "tasks.max" must be a string, got number` (Kafka's Jackson would
+// coerce scalars to strings). Boolean query parameters take true or false in any case; anything else
+// is a 400 (Kafka reads it as false).
+//
+// POST /connectors trims the name. A config "name" must equal the connector's name (Kafka's "Connector
+// name configuration (b) doesn't match connector name in the URL (a)"); a missing one is added, on
+// PUT as well. Names follow Kafka's rule, non-empty without ISO control characters, answered with
+// Kafka's validation text; a name containing '/' is refused, since no URL path could address it
+// (the router matches on the decoded path, so %2F is a path separator). Task ids that are not
+// non-negative integers are 404s, as JAX-RS answers them.
+//
+// # Herder contract
+//
+// Each Herder method gets ctx from the request, with the request timeout and the *http.Request
+// available through RequestFromContext (for the "forward" parameter and the Authorization header when
+// forwarding to the leader, §1.3). Nil slices and maps in results are answered as [] and {}.
+// GET /connectors/{name}/tasks/{t}/status is served from ConnectorStatus, with Kafka's 404 "No status
+// found for task x-0". The access log is written at debug level through slog.
+package rest
