@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
@@ -34,6 +35,8 @@ type Herder struct {
 	// Loop state: touched only by the loop goroutine.
 	connectors map[string]*connectorState
 	generation int32
+
+	started atomic.Bool // the loop is running
 }
 
 // connectorState is the herder's memory of one connector.
@@ -78,6 +81,7 @@ func (h *Herder) Poke() {
 // Run reconciles until ctx is cancelled, then stops every task gracefully (committing offsets).
 func (h *Herder) Run(ctx context.Context) error {
 	h.cfg.Configs.OnChange(h.Poke)
+	h.started.Store(true)
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	for {

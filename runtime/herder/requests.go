@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -236,4 +237,15 @@ func (h *Herder) Plugins(_ context.Context, kinds ...wire.Kind) []connect.Plugin
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Class < out[j].Class })
 	return out
+}
+
+// Health answers GET /health: healthy once the loop has started and answers within ctx.
+func (h *Herder) Health(ctx context.Context) (rest.HealthStatus, string) {
+	if !h.started.Load() {
+		return rest.HealthStarting, "The worker is reading the internal topics and loading plugins."
+	}
+	if err := h.onLoop(ctx, func() {}); err != nil {
+		return rest.HealthUnhealthy, "The worker's main loop did not answer in time; it may be stopping or blocked."
+	}
+	return rest.HealthHealthy, ""
 }

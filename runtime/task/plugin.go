@@ -32,18 +32,3 @@ type OffsetWriter interface {
 
 // StateFunc is told each state a task enters; trace explains a FAILED state.
 type StateFunc func(state connect.State, trace string)
-
-// Counters are the metrics a task loop updates. Nil fields are skipped.
-type Counters struct {
-	Polled  func(n int) // source records returned by POLL
-	Written func(n int) // source records acknowledged by Kafka
-	Read    func(n int) // sink records fetched from Kafka
-	Put     func(n int) // sink records handed to PUT
-	Commits func(ok bool)
-}
-
-func add(f func(int), n int) {
-	if f != nil && n > 0 {
-		f(n)
-	}
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -33,7 +34,7 @@ type SinkConfig struct {
 	MaxPollRecords int // records per PUT; default 500 (Kafka's max.poll.records)
 	Paused         bool
 	OnState        StateFunc
-	Counters       Counters
+	Metrics        *metrics.Task // nil: none
 	Logger         *slog.Logger
 }
 
@@ -141,7 +142,7 @@ func (s *Sink) run(ctx context.Context) error {
 		}
 		recs := fetches.Records()
 		if len(recs) > 0 {
-			add(s.cfg.Counters.Read, len(recs))
+			s.cfg.Metrics.SinkRecordsRead(len(recs))
 			if err := s.deliver(ctx, recs); err != nil {
 				s.cl.AllowRebalance()
 				return err
@@ -193,7 +194,7 @@ func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
 	if err != nil {
 		return fmt.Errorf("task %s failed in TASK_PUT for records %s..%s: %w", s.cfg.ID, position(recs[0]), position(recs[len(recs)-1]), err)
 	}
-	add(s.cfg.Counters.Put, len(recs))
+	s.cfg.Metrics.SinkRecordsPut(len(recs))
 	s.mu.Lock()
 	for _, r := range recs {
 		ps := s.next[r.Topic]
@@ -254,7 +255,7 @@ func (s *Sink) flushAndCommit(ctx context.Context) error {
 			}
 		}
 	})
-	add2(s.cfg.Counters.Commits, commitErr == nil)
+	s.cfg.Metrics.OffsetCommit(commitResult(commitErr))
 	if commitErr != nil {
 		// The plugin has the records; a failed commit only means they may be delivered again.
 		s.log.Warn("committing consumer offsets failed; records since the last commit may be redelivered", "err", commitErr)
@@ -265,10 +266,11 @@ func (s *Sink) flushAndCommit(ctx context.Context) error {
 	return nil
 }
 
-func add2(f func(bool), ok bool) {
-	if f != nil {
-		f(ok)
+func commitResult(err error) metrics.CommitResult {
+	if err != nil {
+		return metrics.CommitFailure
 	}
+	return metrics.CommitSuccess
 }
 
 func (s *Sink) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -29,7 +30,7 @@ type SourceConfig struct {
 	FlushTimeout  time.Duration // offset.flush.timeout.ms
 	Paused        bool
 	OnState       StateFunc
-	Counters      Counters
+	Metrics       *metrics.Task // nil: none
 	Logger        *slog.Logger
 }
 
@@ -121,7 +122,7 @@ func (s *Source) run(ctx context.Context) error {
 			}
 			return fmt.Errorf("task %s failed in POLL: %w", s.cfg.ID, err)
 		}
-		add(s.cfg.Counters.Polled, len(recs))
+		s.cfg.Metrics.SourceRecordsPolled(len(recs))
 		if len(recs) == 0 {
 			idle = min(max(idle*2, minIdle), maxIdle)
 			if !sleep(ctx, min(idle, time.Until(lastFlush.Add(s.cfg.FlushInterval))+time.Millisecond)) {
@@ -153,7 +154,7 @@ func (s *Source) send(ctx context.Context, recs []wire.Record) error {
 			s.setFailure(fmt.Errorf("task %s failed in KAFKA_PRODUCE: %w", s.cfg.ID, err))
 			return
 		}
-		add(s.cfg.Counters.Written, 1)
+		s.cfg.Metrics.SourceRecordsWritten(1)
 		b.ack()
 	}
 	for i := range recs {
@@ -199,8 +200,10 @@ func (s *Source) commitOffsets(ctx context.Context) error {
 	defer cancel()
 	if err := s.cfg.Offsets.WriteOffsets(wctx, s.cfg.ID.Connector, offsets); err != nil {
 		s.unflushed = offsets
+		s.cfg.Metrics.OffsetCommit(metrics.CommitFailure)
 		return fmt.Errorf("writing source offsets: %w", err)
 	}
+	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess)
 	if err := s.cfg.Plugin.Commit(ctx); err != nil {
 		s.log.Warn("plugin COMMIT failed", "err", err)
 	}

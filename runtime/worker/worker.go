@@ -16,39 +16,30 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/metrics"
+	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/task"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
 
-// Offsets is the source offset store tasks read their position from and commit to.
-type Offsets interface {
-	// Get returns the stored offset JSON of a source partition (a JSON object).
-	Get(connector string, partition []byte) ([]byte, bool)
-	// Write stores offsets: partition JSON -> offset JSON.
-	Write(ctx context.Context, connector string, offsets map[string][]byte) error
-}
-
 // Config is what a Worker needs.
 type Config struct {
 	Worker     *config.Worker
 	Host       *wasmhost.Host
-	Offsets    Offsets
-	ClientOpts []kgo.Opt // how to reach Kafka (seed brokers...)
-	Metrics    MetricsFactory
+	Offsets    store.OffsetBackingStore
+	ClientOpts []kgo.Opt         // how to reach Kafka (seed brokers...)
+	Metrics    *metrics.Registry // nil: none
 	Logger     *slog.Logger
 }
-
-// MetricsFactory returns the counters of one task; nil means no metrics.
-type MetricsFactory func(id connect.TaskID) (task.Counters, func())
 
 // Worker runs connectors' task-config generation and task loops.
 type Worker struct {
 	cfg     *config.Worker
 	host    *wasmhost.Host
-	offsets Offsets
+	offsets store.OffsetBackingStore
 	opts    []kgo.Opt
-	metrics MetricsFactory
+	metrics *metrics.Registry
 	log     *slog.Logger
 
 	mu    sync.Mutex
@@ -247,6 +238,12 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		return fail(err)
 	}
 	log := w.log.With("connector", id.Connector, "task", id.Task)
+	if typ == connect.TypeSource {
+		// Another worker may have run this task until a moment ago: read its last offsets first.
+		if err := w.offsets.ReadToEnd(ctx); err != nil {
+			return fail(fmt.Errorf("reading source offsets: %w", err))
+		}
+	}
 	sess := w.host.NewSession(wasmhost.Env{
 		Connector: id.Connector, Task: id.Task, Logger: w.log,
 		Offsets: offsetReader{w.offsets, id.Connector},
@@ -264,11 +261,12 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	if err != nil {
 		return fail(fmt.Errorf("configuring value.converter %s: %w", valueSpec.plugin.Class, err))
 	}
-	var counters task.Counters
+	var m *metrics.Task
 	if w.metrics != nil {
-		c, unregister := w.metrics(id)
-		counters = c
-		defer unregister()
+		m = w.metrics.Task(id, typ)
+		defer m.Unregister()
+		report := onState
+		onState = func(st connect.State, trace string) { m.SetState(st); report(st, trace) }
 	}
 	r.mu.Lock()
 	paused := r.paused
@@ -284,7 +282,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		src := task.NewSource(task.SourceConfig{
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv, Producer: producer,
 			Offsets: offsetWriter{w.offsets}, FlushInterval: w.cfg.OffsetFlushInterval, FlushTimeout: w.cfg.OffsetFlushTimeout,
-			Paused: paused, OnState: onState, Counters: counters, Logger: w.log,
+			Paused: paused, OnState: onState, Metrics: m, Logger: w.log,
 		})
 		w.attach(r, src)
 		return src.Run(ctx)
@@ -300,7 +298,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			Topics:        splitList(r.connCfg["topics"]),
 			TopicsRegex:   strings.TrimSpace(r.connCfg["topics.regex"]),
 			FlushInterval: w.cfg.OffsetFlushInterval,
-			Paused:        paused, OnState: onState, Counters: counters, Logger: log,
+			Paused:        paused, OnState: onState, Metrics: m, Logger: log,
 		})
 		w.attach(r, sink)
 		return sink.Run(ctx)
@@ -326,7 +324,7 @@ func splitList(s string) []string {
 
 // offsetReader gives a plugin session read access to its connector's offsets.
 type offsetReader struct {
-	offsets   Offsets
+	offsets   store.OffsetBackingStore
 	connector string
 }
 
@@ -337,8 +335,12 @@ func (o offsetReader) Offset(partition []byte) ([]byte, bool) {
 	return o.offsets.Get(o.connector, partition)
 }
 
-type offsetWriter struct{ offsets Offsets }
+type offsetWriter struct{ offsets store.OffsetBackingStore }
 
 func (o offsetWriter) WriteOffsets(ctx context.Context, connector string, offsets map[string][]byte) error {
-	return o.offsets.Write(ctx, connector, offsets)
+	entries := make([]store.OffsetEntry, 0, len(offsets))
+	for p, off := range offsets {
+		entries = append(entries, store.OffsetEntry{Partition: json.RawMessage(p), Offset: off})
+	}
+	return o.offsets.Put(ctx, connector, entries)
 }

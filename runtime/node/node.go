@@ -1,0 +1,193 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/runtime/herder"
+	"github.com/wasmconnect/wasmconnect/runtime/metrics"
+	"github.com/wasmconnect/wasmconnect/runtime/rest"
+	"github.com/wasmconnect/wasmconnect/runtime/store"
+	"github.com/wasmconnect/wasmconnect/runtime/worker"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
+)
+
+// Node is a running worker process.
+type Node struct {
+	cfg      *config.Worker
+	log      *slog.Logger
+	workerID string
+	url      string
+
+	host     *wasmhost.Host
+	configs  *store.ConfigStore
+	offsets  *store.OffsetStore
+	statuses *store.StatusStore
+	metrics  *metrics.Registry
+	herder   *herder.Herder
+	server   *rest.Server
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start starts a worker: it reads the internal topics to their end, loads the plugins, starts the
+// REST server and the herder. It returns once the worker serves requests.
+func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, err error) {
+	for _, k := range config.UnknownKeys(cfg.Props) {
+		log.Warn("The configuration was supplied but isn't a known config", "key", k, "file", cfg.Source)
+	}
+	n = &Node{cfg: cfg, log: log, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			n.close()
+		}
+	}()
+
+	// Bind the REST listener first: the worker id is the advertised host:port.
+	ln, err := net.Listen("tcp", cfg.RESTAddr())
+	if err != nil {
+		return nil, fmt.Errorf("listeners=%s: %w", cfg.Listeners[0], err)
+	}
+	adv := cfg.AdvertisedURL(ln.Addr().(*net.TCPAddr).Port)
+	n.workerID, n.url = adv.Host, adv.String()
+	log = log.With("worker_id", n.workerID)
+	n.log = log
+
+	clusterID, err := clusterID(ctx, cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+
+	topics, err := store.InternalTopicsFromProperties(cfg.Props)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+	}
+	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, Logger: log}
+	n.configs = store.NewConfigStore(opts, topics.Config)
+	n.offsets = store.NewOffsetStore(opts, topics.Offsets)
+	n.statuses = store.NewStatusStore(opts, topics.Status)
+	for _, s := range []interface{ Start(context.Context) error }{n.configs, n.offsets, n.statuses} {
+		if err := s.Start(ctx); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+
+	start := time.Now()
+	n.host, err = wasmhost.New(ctx, wasmhost.Config{
+		PluginPath:       cfg.PluginPath,
+		CacheDir:         cfg.PluginCacheDir,
+		MemoryLimitBytes: cfg.PluginMemoryMax,
+		CallTimeout:      cfg.PluginCallTimeout,
+		FSAllow:          cfg.PluginFSAllow,
+		Logger:           log,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("loading plugins: %w", err)
+	}
+	for _, e := range n.host.LoadErrors() {
+		log.Error("plugin module not loaded", "module", e.Path, "err", e.Err)
+	}
+	log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
+
+	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID))
+	w := worker.New(worker.Config{
+		Worker:     cfg,
+		Host:       n.host,
+		Offsets:    n.offsets,
+		ClientOpts: []kgo.Opt{kgo.SeedBrokers(cfg.BootstrapServers...)},
+		Metrics:    n.metrics,
+		Logger:     log,
+	})
+	n.herder = herder.New(herder.Config{
+		WorkerID: n.workerID, ClusterID: clusterID, Worker: w,
+		Configs: n.configs, Statuses: n.statuses, Logger: log,
+	})
+	n.server = rest.New(n.herder, rest.WithLogger(log))
+	go n.server.Serve(ln)
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	go func() {
+		defer close(n.done)
+		n.herder.Run(runCtx)
+	}()
+	log.Info("worker started", "url", n.url, "group_id", cfg.GroupID, "kafka_cluster_id", clusterID)
+	return n, nil
+}
+
+// URL returns the worker's advertised REST URL.
+func (n *Node) URL() string { return n.url }
+
+// WorkerID returns the worker id (advertised host:port).
+func (n *Node) WorkerID() string { return n.workerID }
+
+// Stop stops the worker gracefully: tasks stop and commit their offsets, then the REST server and
+// the Kafka clients close.
+func (n *Node) Stop(ctx context.Context) error {
+	if n.cancel != nil {
+		n.cancel()
+		select {
+		case <-n.done:
+		case <-ctx.Done():
+			return fmt.Errorf("stopping worker: %w", ctx.Err())
+		}
+	}
+	if n.server != nil {
+		n.server.Shutdown(ctx)
+	}
+	n.close()
+	n.log.Info("worker stopped")
+	return nil
+}
+
+func (n *Node) close() {
+	if n.configs != nil {
+		n.configs.Close()
+	}
+	if n.offsets != nil {
+		n.offsets.Close()
+	}
+	if n.statuses != nil {
+		n.statuses.Close()
+	}
+	if n.host != nil {
+		n.host.Close(context.Background())
+	}
+	if n.metrics != nil {
+		n.metrics.Close()
+	}
+}
+
+// clusterID asks the brokers for the Kafka cluster id, which also checks they are reachable and
+// gives a clear error when they are not.
+func clusterID(ctx context.Context, cfg *config.Worker) (string, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...))
+	if err != nil {
+		return "", fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	m, err := adm.BrokerMetadata(mctx)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "", fmt.Errorf("cannot reach Kafka at bootstrap.servers=%v within 30s (set in %s)", cfg.BootstrapServers, cfg.Source)
+		}
+		return "", fmt.Errorf("reading cluster metadata from bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+	}
+	return m.Cluster, nil
+}
