@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// BenchmarkFileSourceVsKcat measures records/s from a file into a topic through the FileStreamSource
+// plugin, next to kcat -P of the same file into the same broker in the same run. Both write the
+// lines as they are (StringConverter), so the bytes on the wire are the same; a JsonConverter run
+// shows what the schema envelope costs.
+//
+//	go test -run '^$' -bench FileSourceVsKcat -benchtime 3x ./cmd/wasmconnect/
+func BenchmarkFileSourceVsKcat(b *testing.B) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		b.Skip("kcat not installed")
+	}
+	_, addr := startBroker(b)
+	files := b.TempDir()
+	w := startWorker(b, "worker", addr, map[string]string{"plugin.fs.allow": files, "offset.flush.interval.ms": "10000"})
+	const n = 200_000
+	in := filepath.Join(files, "bench.txt")
+	line := strings.Repeat("x", 90)
+	f, err := os.Create(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(f, "%09d %s\n", i, line)
+	}
+	f.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	var source, sourceJSON, peer time.Duration
+	for i := 0; i < b.N; i++ {
+		source += timeSource(b, w, adm, in, fmt.Sprintf("bench-string-%d", i), "org.apache.kafka.connect.storage.StringConverter", n)
+		sourceJSON += timeSource(b, w, adm, in, fmt.Sprintf("bench-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", n)
+		topic := fmt.Sprintf("bench-kcat-%d", i)
+		start := time.Now()
+		if out, err := exec.Command(kcat, "-P", "-b", addr, "-t", topic, "-l", in).CombinedOutput(); err != nil {
+			b.Fatalf("kcat: %v\n%s", err, out)
+		}
+		waitEnd(b, adm, topic, n)
+		peer += time.Since(start)
+	}
+	perSec := func(d time.Duration) float64 { return float64(n*b.N) / d.Seconds() }
+	b.ReportMetric(perSec(source), "source-rec/s")
+	b.ReportMetric(perSec(sourceJSON), "source-json-rec/s")
+	b.ReportMetric(perSec(peer), "kcat-rec/s")
+	b.ReportMetric(perSec(source)/perSec(peer), "source/kcat")
+}
+
+// timeSource creates a file source into a new topic and returns the time until the topic holds
+// every line.
+func timeSource(b *testing.B, w *worker, adm *kadm.Client, file, name, converter string, n int) time.Duration {
+	start := time.Now()
+	w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
+		"connector.class": "FileStreamSource", "file": file, "topic": name, "value.converter": converter,
+		"batch.size": "2000",
+	}})
+	waitEnd(b, adm, name, n)
+	d := time.Since(start)
+	w.mustCall(b, 204, "DELETE", "/connectors/"+name, nil)
+	return d
+}
+
+func waitEnd(b *testing.B, adm *kadm.Client, topic string, n int) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		ends, err := adm.ListEndOffsets(context.Background(), topic)
+		if err == nil {
+			var total int64
+			ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+			if total >= int64(n) {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.Fatalf("topic %s did not reach %d records", topic, n)
+}
