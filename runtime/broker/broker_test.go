@@ -1,0 +1,155 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func start(t *testing.T, cfg Config) *Broker {
+	t.Helper()
+	b, err := Start(cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return b
+}
+
+func client(t *testing.T, b *Broker, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr())}, opts...)...)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// consumeAll reads topic from the start until it has seen want records.
+func consumeAll(ctx context.Context, t *testing.T, b *Broker, topic string, want int) []*kgo.Record {
+	t.Helper()
+	cl := client(t, b, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var recs []*kgo.Record
+	for len(recs) < want {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d records from %s: %v", len(recs), want, topic, err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
+		recs = append(recs, fs.Records()...)
+	}
+	return recs
+}
+
+func TestStartProduceConsumeRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+
+	b := start(t, Config{Listen: "127.0.0.1:0", DataDir: dir, ClusterID: "wasmconnect-test"})
+	if !strings.HasPrefix(b.Addr(), "127.0.0.1:") || strings.HasSuffix(b.Addr(), ":0") {
+		t.Fatalf("Addr = %q, want 127.0.0.1 with a chosen port", b.Addr())
+	}
+	if b.ClusterID() != "wasmconnect-test" {
+		t.Fatalf("ClusterID = %q", b.ClusterID())
+	}
+
+	// The topic does not exist: producing auto-creates it with one
+	// partition, as a default Kafka broker does.
+	cl := client(t, b, kgo.AllowAutoTopicCreation())
+	for i := range 10 {
+		r := &kgo.Record{Topic: "auto", Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, "auto")
+	if err != nil {
+		t.Fatalf("ListTopics: %v", err)
+	}
+	if n := len(topics["auto"].Partitions); n != 1 {
+		t.Fatalf("auto-created topic has %d partitions, want 1", n)
+	}
+	if got := consumeAll(ctx, t, b, "auto", 10); string(got[9].Value) != "v9" {
+		t.Fatalf("last record = %q, want v9", got[9].Value)
+	}
+	cl.Close()
+	b.Close()
+
+	b = start(t, Config{Listen: "127.0.0.1:0", DataDir: dir, ClusterID: "other"})
+	defer b.Close()
+	if b.ClusterID() != "wasmconnect-test" {
+		t.Fatalf("after restart ClusterID = %q, want the persisted one", b.ClusterID())
+	}
+	got := consumeAll(ctx, t, b, "auto", 10)
+	for i, r := range got {
+		if want := fmt.Sprintf("v%d", i); string(r.Value) != want || r.Offset != int64(i) {
+			t.Fatalf("record %d after restart = %q at offset %d, want %q at %d", i, r.Value, r.Offset, want, i)
+		}
+	}
+}
+
+// TestCompactsAfterRestart checks the workaround for kfake not starting its
+// compaction ticker after reloading a data directory.
+func TestCompactsAfterRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cfg := Config{DataDir: dir, LogCleanerBackoff: time.Second}
+
+	b := start(t, cfg)
+	adm := kadm.NewClient(client(t, b))
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, "cmp"); err != nil {
+		t.Fatalf("CreateTopic: %v", err)
+	}
+	b.Close()
+
+	// Restart, then write: the ticker must run although this run never
+	// saw a CreateTopics or AlterConfigs request.
+	b = start(t, cfg)
+	defer b.Close()
+	cl := client(t, b)
+	const versions = 50
+	for i := range versions {
+		// One batch per record: kfake never compacts a partition's last batch.
+		r := &kgo.Record{Topic: "cmp", Key: []byte("same-key"), Value: fmt.Appendf(nil, "v%d", i)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	adm = kadm.NewClient(cl)
+	for {
+		starts, err := adm.ListStartOffsets(ctx, "cmp")
+		if err != nil {
+			t.Fatalf("ListStartOffsets: %v", err)
+		}
+		if o, _ := starts.Lookup("cmp", 0); o.Offset > 0 {
+			t.Logf("log start offset moved to %d", o.Offset)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("compacted topic was not compacted after a restart from the data dir")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	got := consumeAll(ctx, t, b, "cmp", 1)
+	if last := got[len(got)-1]; string(last.Value) != fmt.Sprintf("v%d", versions-1) {
+		t.Fatalf("latest value = %q", last.Value)
+	}
+}
+
+func TestListenValidation(t *testing.T) {
+	for _, listen := range []string{"0.0.0.0:0", ":9092", "127.0.0.1", "127.0.0.1:x"} {
+		if _, err := Start(Config{Listen: listen}); err == nil {
+			t.Errorf("Start(Listen: %q) succeeded, want an error", listen)
+		} else {
+			t.Logf("%s: %v", listen, err)
+		}
+	}
+}

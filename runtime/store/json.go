@@ -1,0 +1,224 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The internal topics hold JSON written by Kafka Connect's JsonConverter
+// (schemas disabled), which serializes with Jackson. We write the same bytes
+// Jackson would for the same logical value, so Java workers and tools that
+// compare or look up raw bytes (the offsets topic is keyed by them) agree
+// with us. encoding/json differs from Jackson in its escaping (it escapes
+// <, >, &, U+2028 and U+2029, and uses lowercase hex), so strings are
+// written by hand here. Object keys we create are sorted, which makes the
+// output deterministic; Java's own order depends on its HashMap iteration.
+
+// appendJSONString appends s as a JSON string the way Jackson writes it:
+// only '"', '\\' and control characters are escaped, using the short forms
+// \b \t \n \f \r where they exist and \u00XX with uppercase hex otherwise.
+// Invalid UTF-8 becomes U+FFFD, as it would after Java decoded the bytes.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			if c < 0x20 {
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			} else {
+				dst = append(dst, c)
+			}
+		}
+		i++
+	}
+	return append(dst, '"')
+}
+
+// appendStringMap appends m as a JSON object with sorted keys. A nil map is
+// written as {}: Connect config maps are never null.
+func appendStringMap(dst []byte, m map[string]string) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, m[k])
+	}
+	return append(dst, '}')
+}
+
+// decodeJSON parses one JSON value, keeping numbers as their literal text so
+// that re-encoding them does not change their form (30 stays 30, 1.0 stays
+// 1.0), and rejecting trailing data.
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// appendCanonicalJSON appends v, a value produced by decodeJSON, as compact
+// Jackson-style JSON with object keys sorted.
+func appendCanonicalJSON(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case json.Number:
+		return append(dst, v...), nil
+	case string:
+		return appendJSONString(dst, v), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendCanonicalJSON(dst, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendCanonicalJSON(dst, v[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	default:
+		return nil, fmt.Errorf("unsupported JSON value of type %T", v)
+	}
+}
+
+// decodeObject parses data as a JSON object. A JSON null yields a nil map
+// and no error, so callers can tell a null apart from a malformed value.
+func decodeObject(data []byte) (map[string]any, error) {
+	v, err := decodeJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return v, nil
+	default:
+		return nil, fmt.Errorf("want a JSON object, got %s", jsonKind(v))
+	}
+}
+
+// stringMap converts a decoded JSON object to the map[string]string Connect
+// configs are. Java reads these maps without checking the value types; we
+// keep strings, drop nulls (a null config value means "unset"), and keep
+// other scalars as their JSON text.
+func stringMap(v any) (map[string]string, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a JSON object, got %s", jsonKind(v))
+	}
+	out := make(map[string]string, len(obj))
+	for k, e := range obj {
+		switch e := e.(type) {
+		case nil:
+		case string:
+			out[k] = e
+		case json.Number:
+			out[k] = e.String()
+		case bool:
+			out[k] = strconv.FormatBool(e)
+		default:
+			return nil, fmt.Errorf("value of %q is %s, want a string", k, jsonKind(e))
+		}
+	}
+	return out, nil
+}
+
+// jsonKind names the JSON type of a decoded value for error messages.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// intField reads an integral JSON number field of obj.
+func intField(obj map[string]any, name string) (int64, error) {
+	n, ok := obj[name].(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("field %q is %s, want an integer", name, jsonKind(obj[name]))
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0, fmt.Errorf("field %q is %s, want an integer", name, n)
+	}
+	return i, nil
+}

@@ -1,0 +1,356 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Options says how the stores reach Kafka. One Options value serves all
+// three stores; each store derives its own client from it.
+type Options struct {
+	// SeedBrokers are the bootstrap brokers (bootstrap.servers).
+	SeedBrokers []string
+
+	// ClientIDPrefix is prepended to each store's client id, as Kafka
+	// Connect does with the worker's group.id: "<prefix>-configs",
+	// "<prefix>-offsets" and "<prefix>-statuses". Empty means "connect".
+	ClientIDPrefix string
+
+	// ClientOpts are extra kgo options applied to every client, for TLS,
+	// SASL, dialers and the like. Options that change how the stores
+	// produce or consume (acks, partitioner, consume topics) must not be
+	// given: the stores rely on their own settings.
+	ClientOpts []kgo.Opt
+
+	// Logger receives store log lines. Nil discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+func (o Options) logConfig(topic TopicSpec, suffix string, handle func(*kgo.Record)) LogConfig {
+	prefix := o.ClientIDPrefix
+	if prefix == "" {
+		prefix = "connect"
+	}
+	return LogConfig{
+		Topic:       topic,
+		SeedBrokers: o.SeedBrokers,
+		ClientID:    prefix + "-" + suffix,
+		ClientOpts:  o.ClientOpts,
+		Logger:      o.logger(),
+		Handler:     handle,
+	}
+}
+
+// LogConfig configures a Log.
+type LogConfig struct {
+	// Topic is the compacted topic the log lives in. Start creates it if
+	// it is missing and checks it if it exists.
+	Topic TopicSpec
+
+	// SeedBrokers, ClientID and ClientOpts build the log's client.
+	SeedBrokers []string
+	ClientID    string
+	ClientOpts  []kgo.Opt
+
+	// Logger receives log lines. Nil discards them.
+	Logger *slog.Logger
+
+	// Handler is called for every data record consumed, in offset order
+	// within a partition, from one goroutine. A tombstone has a nil
+	// Value. The handler must not block on the log (for example by
+	// writing to it and waiting for the write to be read back): the log
+	// cannot consume anything else until it returns.
+	Handler func(*kgo.Record)
+}
+
+// Record is a key and value to write to a Log. A nil Value is a tombstone.
+type Record struct {
+	Key, Value []byte
+}
+
+// Log is a compacted topic mirrored into memory, like Kafka Connect's
+// KafkaBasedLog: a consumer without a group reads every partition from the
+// beginning, continuously, and hands each record to the handler, while
+// writes go to the same topic.
+//
+// Consistency comes from two waits. ReadToEnd waits until everything the
+// topic held when it was called has been handled. Write waits until its own
+// records have been handled, so state derived from the log reflects the
+// write when Write returns (read-your-writes).
+type Log struct {
+	cfg    LogConfig
+	logger *slog.Logger
+	cl     *kgo.Client
+	adm    *kadm.Client
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu sync.Mutex
+	// next is, per partition, the offset after the last record handled.
+	next map[int32]int64
+	// advanced is closed, and replaced, whenever next moves forward.
+	advanced chan struct{}
+	// stopped is set, with the reason, when the consume loop ended.
+	stopped error
+}
+
+// NewLog returns a log for cfg. It does no I/O until Start.
+func NewLog(cfg LogConfig) *Log {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Log{
+		cfg:      cfg,
+		logger:   logger.With("topic", cfg.Topic.Name),
+		next:     make(map[int32]int64),
+		advanced: make(chan struct{}),
+	}
+}
+
+// Topic returns the name of the log's topic.
+func (l *Log) Topic() string { return l.cfg.Topic.Name }
+
+// Start connects, ensures the topic exists with the right settings, starts
+// consuming and reads to the end. When it returns without error the
+// handler has seen everything the topic held at the time.
+func (l *Log) Start(ctx context.Context) error {
+	if l.cl != nil {
+		return fmt.Errorf("log for topic %q: already started", l.Topic())
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(l.cfg.SeedBrokers...),
+		kgo.ClientID(l.cfg.ClientID),
+		// Producing: acks=all and idempotence are kgo's defaults;
+		// the default sticky key partitioner hashes keys with murmur2
+		// exactly like Java's default partitioner, so every record
+		// for a key lands where a Java worker would put it.
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DefaultProduceTopic(l.Topic()),
+		// Consuming: no group, every partition, from the start.
+		kgo.ConsumeTopics(l.Topic()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		// Control records (transaction markers written by a Java
+		// leader with exactly-once support) occupy offsets too. We
+		// need to see them to know our position passed the end
+		// offset; the handler never sees them.
+		kgo.KeepControlRecords(),
+	}
+	cl, err := kgo.NewClient(append(opts, l.cfg.ClientOpts...)...)
+	if err != nil {
+		return fmt.Errorf("creating client %q for topic %q: %w", l.cfg.ClientID, l.Topic(), err)
+	}
+	l.cl, l.adm = cl, kadm.NewClient(cl)
+	if err := EnsureTopics(ctx, l.adm, l.cfg.Topic); err != nil {
+		cl.Close()
+		return err
+	}
+	// The consumer may have looked the topic up before it existed.
+	cl.ForceMetadataRefresh()
+
+	pollCtx, cancel := context.WithCancel(context.Background())
+	l.cancel, l.done = cancel, make(chan struct{})
+	go l.consume(pollCtx)
+	if err := l.ReadToEnd(ctx); err != nil {
+		l.Close()
+		return fmt.Errorf("reading internal topic %q to the end: %w", l.Topic(), err)
+	}
+	return nil
+}
+
+// Close stops consuming and closes the client. Writes and waits in progress
+// fail.
+func (l *Log) Close() {
+	if l.cancel != nil {
+		l.cancel()
+		<-l.done
+	}
+	if l.cl != nil {
+		l.cl.Close()
+	}
+}
+
+// consume is the single goroutine that reads the topic and calls the
+// handler.
+func (l *Log) consume(ctx context.Context) {
+	defer close(l.done)
+	for {
+		fs := l.cl.PollFetches(ctx)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			l.mu.Lock()
+			l.stopped = errors.New("log closed")
+			close(l.advanced)
+			l.advanced = make(chan struct{})
+			l.mu.Unlock()
+			return
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			l.logger.Warn("error consuming internal topic", "partition", p, "err", err)
+		})
+		var moved bool
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if len(p.Records) == 0 {
+				return
+			}
+			for _, r := range p.Records {
+				if !r.Attrs.IsControl() && l.cfg.Handler != nil {
+					l.cfg.Handler(r)
+				}
+			}
+			last := p.Records[len(p.Records)-1]
+			l.mu.Lock()
+			l.next[p.Partition] = last.Offset + 1
+			l.mu.Unlock()
+			moved = true
+		})
+		if moved {
+			l.mu.Lock()
+			close(l.advanced)
+			l.advanced = make(chan struct{})
+			l.mu.Unlock()
+		}
+	}
+}
+
+// ReadToEnd waits until every record that was in the topic when it was
+// called has been handled. It asks the brokers for the end offsets first,
+// as Kafka Connect does, rather than trusting what the consumer has seen.
+func (l *Log) ReadToEnd(ctx context.Context) error {
+	if l.adm == nil {
+		return fmt.Errorf("reading internal topic %q: the store is not started", l.Topic())
+	}
+	want, err := l.endOffsets(ctx)
+	if err != nil {
+		return err
+	}
+	return l.waitFor(ctx, want)
+}
+
+// endOffsets lists the topic's end offsets, retrying errors that go away
+// on their own: right after a topic is created, brokers (and the client's
+// metadata cache) may not know its partitions or leaders yet.
+func (l *Log) endOffsets(ctx context.Context) (map[int32]int64, error) {
+	backoff := 50 * time.Millisecond
+	for {
+		ends, err := l.adm.ListEndOffsets(ctx, l.Topic())
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil {
+			want := make(map[int32]int64)
+			ends.Each(func(o kadm.ListedOffset) { want[o.Partition] = o.Offset })
+			return want, nil
+		}
+		if !kerr.IsRetriable(err) && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return nil, fmt.Errorf("listing end offsets of internal topic %q: %w", l.Topic(), err)
+		}
+		l.logger.Debug("retrying end offsets", "err", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("listing end offsets of internal topic %q: %w (last error: %w)", l.Topic(), context.Cause(ctx), err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// waitFor waits until, for every partition in want, the next offset to
+// handle is at least the wanted one.
+func (l *Log) waitFor(ctx context.Context, want map[int32]int64) error {
+	for {
+		l.mu.Lock()
+		caughtUp := true
+		for p, o := range want {
+			if l.next[p] < o {
+				caughtUp = false
+				break
+			}
+		}
+		stopped, advanced := l.stopped, l.advanced
+		l.mu.Unlock()
+		switch {
+		case caughtUp:
+			return nil
+		case stopped != nil:
+			return stopped
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting to read internal topic %q up to %v: %w", l.Topic(), want, context.Cause(ctx))
+		}
+	}
+}
+
+// Send writes one record and returns once the brokers acknowledged it
+// (acks=all). It does not wait for the record to be read back.
+func (l *Log) Send(ctx context.Context, key, value []byte) error {
+	_, err := l.send(ctx, []Record{{key, value}})
+	return err
+}
+
+// Write writes recs in order, as one batch per partition where possible,
+// waits for the brokers' acknowledgement, and then waits until the log has
+// read every one of them back and handed it to the handler.
+func (l *Log) Write(ctx context.Context, recs ...Record) error {
+	want, err := l.send(ctx, recs)
+	if err != nil {
+		return err
+	}
+	return l.waitFor(ctx, want)
+}
+
+// send produces recs and returns, per partition, the offset after the last
+// one written.
+func (l *Log) send(ctx context.Context, recs []Record) (map[int32]int64, error) {
+	if l.cl == nil {
+		return nil, fmt.Errorf("writing to internal topic %q: the store is not started", l.Topic())
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		want = make(map[int32]int64)
+	)
+	wg.Add(len(recs))
+	for _, rec := range recs {
+		l.cl.Produce(ctx, &kgo.Record{Key: rec.Key, Value: rec.Value}, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("writing key %q to internal topic %q: %w", r.Key, l.Topic(), err))
+				return
+			}
+			if r.Offset+1 > want[r.Partition] {
+				want[r.Partition] = r.Offset + 1
+			}
+		})
+	}
+	// Records wait out the producer linger; flushing sends them now and,
+	// as they are all buffered, together.
+	if err := l.cl.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("writing to internal topic %q: %w", l.Topic(), err)
+	}
+	wg.Wait()
+	return want, errors.Join(errs...)
+}

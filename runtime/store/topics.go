@@ -1,0 +1,306 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TopicSpec describes one internal topic: how to create it if it is missing
+// and what an existing one must look like.
+type TopicSpec struct {
+	// Name is the topic name.
+	Name string
+
+	// Partitions is the partition count for a new topic. Zero or less
+	// means the broker default.
+	Partitions int32
+
+	// ReplicationFactor is the replication factor for a new topic; -1
+	// (or 0) means the broker default.
+	ReplicationFactor int16
+
+	// Configs are extra topic configs for a new topic, from the worker's
+	// config.storage.*, offset.storage.* or status.storage.* settings.
+	// cleanup.policy is always compact, whatever this says.
+	Configs map[string]string
+
+	// SinglePartition marks the config topic: Kafka Connect refuses to
+	// start if it has more than one partition, because the config log's
+	// meaning depends on the total order of its records.
+	SinglePartition bool
+
+	// Property is the worker property that names this topic, such as
+	// "config.storage.topic". It is only used to make errors actionable.
+	Property string
+}
+
+// Worker property defaults, from Kafka's DistributedConfig.
+const (
+	DefaultOffsetPartitions  = 25
+	DefaultStatusPartitions  = 5
+	DefaultReplicationFactor = 3
+)
+
+// InternalTopics holds the specs of a worker's three internal topics.
+type InternalTopics struct {
+	Config  TopicSpec
+	Offsets TopicSpec
+	Status  TopicSpec
+}
+
+// InternalTopicsFromProperties reads the internal topic settings from a
+// distributed worker's properties, applying Kafka Connect's defaults and
+// rules:
+//
+//   - config.storage.topic, offset.storage.topic and status.storage.topic
+//     are required;
+//   - <prefix>.replication.factor defaults to 3, and -1 means the broker
+//     default;
+//   - offset.storage.partitions defaults to 25 and status.storage.partitions
+//     to 5; the config topic always has 1 partition;
+//   - every other <prefix>.* property becomes a topic config, except
+//     cleanup.policy, which is always compact.
+func InternalTopicsFromProperties(props map[string]string) (InternalTopics, error) {
+	var errs []error
+	spec := func(prefix string, defParts int32) TopicSpec {
+		s := TopicSpec{
+			Name:              props[prefix+"topic"],
+			Partitions:        defParts,
+			ReplicationFactor: DefaultReplicationFactor,
+			Configs:           map[string]string{},
+			SinglePartition:   prefix == "config.storage.",
+			Property:          prefix + "topic",
+		}
+		if strings.TrimSpace(s.Name) == "" {
+			errs = append(errs, fmt.Errorf("worker property %stopic is required: it names the internal topic Kafka Connect stores %s in", prefix, topicPurpose(prefix)))
+		}
+		for k, v := range props {
+			name, ok := strings.CutPrefix(k, prefix)
+			if !ok {
+				continue
+			}
+			switch name {
+			case "topic", "cleanup.policy":
+			case "partitions":
+				if s.SinglePartition {
+					continue // Java ignores it, with a warning.
+				}
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+				if err != nil || n < 1 {
+					errs = append(errs, fmt.Errorf("worker property %s=%q: want a positive integer", k, v))
+					continue
+				}
+				s.Partitions = int32(n)
+			case "replication.factor":
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)
+				if err != nil || n == 0 || n < -1 {
+					errs = append(errs, fmt.Errorf("worker property %s=%q: want a positive integer, or -1 for the broker default", k, v))
+					continue
+				}
+				s.ReplicationFactor = int16(n)
+			default:
+				s.Configs[name] = v
+			}
+		}
+		return s
+	}
+	t := InternalTopics{
+		Config:  spec("config.storage.", 1),
+		Offsets: spec("offset.storage.", DefaultOffsetPartitions),
+		Status:  spec("status.storage.", DefaultStatusPartitions),
+	}
+	return t, errors.Join(errs...)
+}
+
+func topicPurpose(prefix string) string {
+	switch prefix {
+	case "config.storage.":
+		return "connector configs"
+	case "offset.storage.":
+		return "source connector offsets"
+	default:
+		return "connector and task statuses"
+	}
+}
+
+// describe names the topic, and the property that chose it, for errors.
+func (s TopicSpec) describe() string {
+	if s.Property != "" {
+		return fmt.Sprintf("internal topic %q (%s)", s.Name, s.Property)
+	}
+	return fmt.Sprintf("internal topic %q", s.Name)
+}
+
+// EnsureTopics creates each missing topic with cleanup.policy=compact, and
+// checks that each existing one is usable: its cleanup.policy must be
+// exactly compact (Kafka Connect's TopicAdmin refuses "compact,delete" too,
+// since deletion would lose configs and offsets), and a SinglePartition
+// topic must have one partition. All problems are reported together.
+//
+// A topic that another worker creates between our check and our create is
+// not an error; it is checked like any existing topic.
+func EnsureTopics(ctx context.Context, adm *kadm.Client, specs ...TopicSpec) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	details, err := listTopics(ctx, adm, names)
+	if err != nil {
+		return err
+	}
+
+	var (
+		errs    []error
+		verify  []TopicSpec
+		created []string
+	)
+	for _, s := range specs {
+		d, ok := details[s.Name]
+		switch {
+		case ok && d.Err == nil:
+			verify = append(verify, s)
+		case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+			switch ok, err := createTopic(ctx, adm, s); {
+			case err != nil:
+				errs = append(errs, err)
+			case ok:
+				created = append(created, s.Name)
+			default: // another worker created it first
+				verify = append(verify, s)
+			}
+		default:
+			errs = append(errs, fmt.Errorf("looking up %s: %w", s.describe(), d.Err))
+		}
+	}
+	if len(verify) > 0 {
+		errs = append(errs, verifyTopics(ctx, adm, verify))
+	}
+	if len(created) > 0 {
+		// The client's metadata cache still says the new topics are
+		// missing; refresh it so that requests that use it (listing
+		// offsets) find them. Best effort: brokers may need a moment
+		// to learn about new topics, and users of the cache retry.
+		_, _ = listTopics(ctx, adm, created)
+	}
+	return errors.Join(errs...)
+}
+
+// listTopics asks the brokers for topic metadata.
+//
+// kadm normally answers from the client's metadata cache, which for a few
+// seconds can still say a topic that was just created is missing (or a
+// topic that was just deleted exists). A request for authorized operations
+// always goes to a broker, so we ask for those.
+func listTopics(ctx context.Context, adm *kadm.Client, names []string) (kadm.TopicDetails, error) {
+	details, err := adm.ListTopics(kadm.WithAuthorizedOps(ctx), names...)
+	if err != nil {
+		return nil, fmt.Errorf("listing internal topics %s: %w", strings.Join(names, ", "), err)
+	}
+	return details, nil
+}
+
+// createTopic creates s, reporting false if it exists already (another
+// worker won a race to create it).
+func createTopic(ctx context.Context, adm *kadm.Client, s TopicSpec) (bool, error) {
+	configs := make(map[string]*string, len(s.Configs)+1)
+	for k, v := range s.Configs {
+		configs[k] = kadm.StringPtr(v)
+	}
+	configs["cleanup.policy"] = kadm.StringPtr("compact")
+	parts, rf := s.Partitions, s.ReplicationFactor
+	if s.SinglePartition {
+		parts = 1
+	}
+	if parts <= 0 {
+		parts = -1
+	}
+	if rf <= 0 {
+		rf = -1
+	}
+	resp, err := adm.CreateTopic(ctx, parts, rf, configs, s.Name)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, kerr.TopicAlreadyExists):
+		return false, nil
+	}
+	if resp.ErrMessage != "" {
+		err = fmt.Errorf("%w (%s)", err, resp.ErrMessage)
+	}
+	var hint string
+	if errors.Is(err, kerr.InvalidReplicationFactor) && s.Property != "" {
+		hint = fmt.Sprintf("; the cluster has fewer brokers than that: lower %s.replication.factor, or set it to -1 for the broker default",
+			strings.TrimSuffix(s.Property, ".topic"))
+	}
+	return false, fmt.Errorf("creating %s with %d partitions and replication factor %d: %w%s",
+		s.describe(), parts, rf, err, hint)
+}
+
+// verifyTopics checks the cleanup policy and partition count of topics that
+// existed before we looked.
+func verifyTopics(ctx context.Context, adm *kadm.Client, specs []TopicSpec) error {
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	details, err := listTopics(ctx, adm, names)
+	if err != nil {
+		return err
+	}
+	configs, err := adm.DescribeTopicConfigs(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("describing the configs of internal topics %s: %w", strings.Join(names, ", "), err)
+	}
+	var errs []error
+	for _, s := range specs {
+		if d, ok := details[s.Name]; ok && d.Err == nil && s.SinglePartition && len(d.Partitions) > 1 {
+			fix := "delete it and let the worker recreate it with 1 partition"
+			if s.Property != "" {
+				fix += ", or set " + s.Property + " to another topic"
+			}
+			errs = append(errs, fmt.Errorf("%s has %d partitions; Kafka Connect requires the config topic to have exactly 1 partition (%s)",
+				s.describe(), len(d.Partitions), fix))
+		}
+		rc, err := configs.On(s.Name, nil)
+		if err == nil {
+			err = rc.Err
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("describing the configs of %s: %w", s.describe(), err))
+			continue
+		}
+		policy := "delete" // Kafka's default when the topic does not set one.
+		for _, c := range rc.Configs {
+			if c.Key == "cleanup.policy" && c.Value != nil {
+				policy = *c.Value
+			}
+		}
+		if !onlyCompact(policy) {
+			errs = append(errs, fmt.Errorf("%s has cleanup.policy=%s; Kafka Connect requires cleanup.policy=compact "+
+				"(set it with kafka-configs or delete the topic)", s.describe(), policy))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// onlyCompact reports whether a cleanup.policy list is exactly {compact}.
+func onlyCompact(policy string) bool {
+	set := map[string]bool{}
+	for p := range strings.SplitSeq(policy, ",") {
+		if p = strings.TrimSpace(strings.ToLower(p)); p != "" {
+			set[p] = true
+		}
+	}
+	return slices.Equal(slices.Sorted(maps.Keys(set)), []string{"compact"})
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+func TestEnsureTopics(t *testing.T) {
+	e := newEnv(t)
+	specs := []TopicSpec{
+		{Name: "c", SinglePartition: true, ReplicationFactor: -1},
+		{Name: "o", Partitions: 25, ReplicationFactor: -1, Configs: map[string]string{"segment.bytes": "1048576", "cleanup.policy": "delete"}},
+		{Name: "s", Partitions: 5, ReplicationFactor: -1},
+	}
+	must(t, EnsureTopics(e.ctx, e.adm, specs...))
+	// Idempotent: existing, correct topics pass.
+	must(t, EnsureTopics(e.ctx, e.adm, specs...))
+
+	details, err := e.adm.ListTopics(e.ctx, "c", "o", "s")
+	must(t, err)
+	for name, want := range map[string]int{"c": 1, "o": 25, "s": 5} {
+		if got := len(details[name].Partitions); got != want {
+			t.Errorf("topic %s has %d partitions, want %d", name, got, want)
+		}
+	}
+	cfgs, err := e.adm.DescribeTopicConfigs(e.ctx, "o")
+	must(t, err)
+	rc, err := cfgs.On("o", nil)
+	must(t, err)
+	got := map[string]string{}
+	for _, c := range rc.Configs {
+		got[c.Key] = c.MaybeValue()
+	}
+	if got["cleanup.policy"] != "compact" || got["segment.bytes"] != "1048576" {
+		t.Errorf("topic o configs: cleanup.policy=%q segment.bytes=%q", got["cleanup.policy"], got["segment.bytes"])
+	}
+}
+
+func TestEnsureTopicsReportsEveryProblem(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("bad-policy", 1, nil) // Kafka's default policy: delete
+	e.createTopic("bad-parts", 2, map[string]string{"cleanup.policy": "compact"})
+	err := EnsureTopics(e.ctx, e.adm,
+		TopicSpec{Name: "bad-policy", Property: "offset.storage.topic"},
+		TopicSpec{Name: "bad-parts", SinglePartition: true},
+		TopicSpec{Name: "fine", ReplicationFactor: -1},
+	)
+	for _, want := range []string{
+		`internal topic "bad-policy" (offset.storage.topic) has cleanup.policy=delete; Kafka Connect requires cleanup.policy=compact`,
+		`internal topic "bad-parts" has 2 partitions; Kafka Connect requires the config topic to have exactly 1 partition`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\ndoes not contain %q", err, want)
+		}
+	}
+	if d, _ := e.adm.ListTopics(e.ctx, "fine"); d["fine"].Err != nil {
+		t.Errorf("the valid missing topic was not created: %v", d["fine"].Err)
+	}
+}
+
+func TestEnsureTopicsReplicationFactorHint(t *testing.T) {
+	e := newEnv(t)
+	err := EnsureTopics(e.ctx, e.adm, TopicSpec{Name: "x", Partitions: 1, ReplicationFactor: 3, Property: "status.storage.topic"})
+	if err == nil || !strings.Contains(err.Error(), "lower status.storage.replication.factor") {
+		t.Fatalf("error %v, want a hint to lower status.storage.replication.factor", err)
+	}
+	var ae *kadm.AuthError
+	if errors.As(err, &ae) {
+		t.Fatalf("unexpected auth error %v", err)
+	}
+}
+
+func TestInternalTopicsFromProperties(t *testing.T) {
+	got, err := InternalTopicsFromProperties(map[string]string{
+		"config.storage.topic":              "connect-configs",
+		"config.storage.partitions":         "7", // ignored, as in Java
+		"config.storage.replication.factor": "-1",
+		"config.storage.cleanup.policy":     "delete", // ignored, as in Java
+		"offset.storage.topic":              "connect-offsets",
+		"offset.storage.partitions":         "10",
+		"offset.storage.segment.bytes":      "1000000",
+		"status.storage.topic":              "connect-status",
+		"group.id":                          "g",
+	})
+	must(t, err)
+	if c := got.Config; c.Name != "connect-configs" || c.Partitions != 1 || c.ReplicationFactor != -1 || !c.SinglePartition || len(c.Configs) != 0 {
+		t.Errorf("config spec %+v", c)
+	}
+	if o := got.Offsets; o.Partitions != 10 || o.ReplicationFactor != 3 || o.Configs["segment.bytes"] != "1000000" || o.Property != "offset.storage.topic" {
+		t.Errorf("offsets spec %+v", o)
+	}
+	if s := got.Status; s.Name != "connect-status" || s.Partitions != 5 || s.ReplicationFactor != 3 {
+		t.Errorf("status spec %+v", s)
+	}
+
+	_, err = InternalTopicsFromProperties(map[string]string{"offset.storage.partitions": "x", "status.storage.replication.factor": "0"})
+	for _, want := range []string{
+		"worker property config.storage.topic is required",
+		`worker property offset.storage.partitions="x": want a positive integer`,
+		`worker property status.storage.replication.factor="0"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\ndoes not contain %q", err, want)
+		}
+	}
+}
+
+// TestCreateTopicRace checks that losing a creation race to another worker
+// is not an error.
+func TestCreateTopicRace(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("raced", 1, map[string]string{"cleanup.policy": "compact"})
+	created, err := createTopic(e.ctx, e.adm, TopicSpec{Name: "raced", Partitions: 1, ReplicationFactor: -1})
+	if err != nil || created {
+		t.Fatalf("createTopic on an existing topic = %v, %v; want false, nil", created, err)
+	}
+}
