@@ -1,0 +1,121 @@
+package wasmhost
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+const benchBatch = 1000
+
+// unbounded is no CPU bound at all. It is unsafe for untrusted guests and exists for the
+// benchmarks only: the difference to "deadline" is what the interim CPU bound costs, and so what a
+// cheaper mechanism (fuel) can win back.
+type unbounded struct{}
+
+func (unbounded) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig { return rc }
+func (unbounded) prepare(b []byte) ([]byte, error)                       { return b, nil }
+func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
+	return ctx, func() {}
+}
+
+// forEachBound runs fn as a sub-benchmark per CPU bound, with a session of a fresh host.
+func forEachBound(b *testing.B, fn func(b *testing.B, h *Host, s *Session)) {
+	for _, bound := range []struct {
+		name string
+		cpu  cpuBound
+	}{{"bound=deadline", nil}, {"bound=none", unbounded{}}} {
+		b.Run(bound.name, func(b *testing.B) {
+			h, _ := newTestHostBound(b, Config{}, bound.cpu)
+			s := h.NewSession(Env{Connector: "bench", Task: 0, Logger: slog.New(slog.DiscardHandler)})
+			b.Cleanup(func() { s.Close(context.Background()) })
+			fn(b, h, s)
+		})
+	}
+}
+
+func reportRecords(b *testing.B) {
+	b.ReportMetric(float64(b.N)*benchBatch/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkPoll: one POLL of 1000 records (~100 KB): the guest building the batch, the call, the
+// copy out of guest memory and decoding into wire.Records.
+func BenchmarkPoll(b *testing.B) {
+	forEachBound(b, func(b *testing.B, h *Host, s *Session) {
+		ctx := context.Background()
+		task, err := s.Open(ctx, mustResolve(b, h, "SeqSource"), wire.RoleTask,
+			map[string]string{"topic": "t", "batch.size": fmt.Sprint(benchBatch)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			rs, err := task.Poll(ctx)
+			if err != nil || len(rs) != benchBatch {
+				b.Fatal(len(rs), err)
+			}
+		}
+		reportRecords(b)
+	})
+}
+
+// BenchmarkConvert: a batch of 1000 values of 100 bytes through the echo converter, both ways:
+// encoding, the copy into the reused input buffer, the guest's loop, the copy out and decoding.
+func BenchmarkConvert(b *testing.B) {
+	payload := make([]byte, 100)
+	data := make([]wire.TopicData, benchBatch)
+	raw := make([]wire.TopicBytes, benchBatch)
+	for i := range data {
+		data[i] = wire.TopicData{Topic: "topic", Value: wire.Bytes(payload)}
+		raw[i] = wire.TopicBytes{Topic: "topic", Bytes: payload}
+	}
+	forEachBound(b, func(b *testing.B, h *Host, s *Session) {
+		ctx := context.Background()
+		conv, err := s.Open(ctx, mustResolve(b, h, "Echo"), wire.RoleConverter, map[string]string{"converter.type": "value"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("FromConnect", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if out, err := conv.FromConnect(ctx, data); err != nil || len(out) != benchBatch {
+					b.Fatal(len(out), err)
+				}
+			}
+			reportRecords(b)
+		})
+		b.Run("ToConnect", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if out, err := conv.ToConnect(ctx, raw); err != nil || len(out) != benchBatch {
+					b.Fatal(len(out), err)
+				}
+			}
+			reportRecords(b)
+		})
+	})
+}
+
+// BenchmarkCall: the fixed cost of one ABI call with no payload (COMMIT), which the batch size
+// amortises. With the deadline bound it includes wazero's per-call goroutine and a timer.
+func BenchmarkCall(b *testing.B) {
+	forEachBound(b, func(b *testing.B, h *Host, s *Session) {
+		ctx := context.Background()
+		task, err := s.Open(ctx, mustResolve(b, h, "SeqSource"), wire.RoleTask, map[string]string{"topic": "t"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := task.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

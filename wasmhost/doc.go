@@ -1,0 +1,67 @@
+// Package wasmhost runs wasmconnect plugins: WebAssembly modules that implement connectors and
+// converters against the plugin ABI (sdk/ABI.md), sandboxed by wazero. It is the host side of that
+// ABI and nothing else.
+//
+// # What it owns
+//
+//   - Loading. New scans the plugin path (each directory and its immediate subdirectories, as
+//     Kafka's plugin.path), compiles every *.wasm once per process, checks its exports and imports
+//     against ABI v1, and reads wc_abi_version and wc_describe from a scratch instance. A module
+//     that fails any step is listed in LoadErrors with its file and the precise reason, and the
+//     others load regardless: one broken plugin must not keep a worker from starting.
+//   - The catalogue. Plugins lists what the modules describe; Resolve finds the plugin a user named
+//     the way Kafka Connect users expect (class, then short name, then alias) and, for an unknown
+//     name, lists what is available.
+//   - The compilation cache. With Config.CacheDir, compiled code survives restarts (a Go guest
+//     compiles in ~0.5 s cold, ~70 ms from the cache).
+//   - Instances. A Session holds the instances of one connector or task: at most one per module,
+//     shared by every plugin of that module the session opens (key and value converter, say),
+//     because a Go guest instance costs ~3 MiB and ~6 ms. Validate uses a throwaway instance so
+//     that it never disturbs a running task. Each instance has a mutex: guests are single-threaded.
+//   - The ABI host side. Input goes through one wc_alloc'd buffer per instance, reused and grown as
+//     needed; results are copied out of guest memory at once, so nothing returned aliases it; the
+//     imports wasmconnect.log and wasmconnect.offset_get bounds-check every guest pointer. The
+//     binary layouts come from sdk/go/wire, shared with the Go guest SDK.
+//   - Limits. Linear memory is capped per instance (Config.MemoryLimitBytes); every call is bounded
+//     in time (Config.CallTimeout); the guest sees only the directories in Config.FSAllow, real
+//     clocks and randomness, no network, no environment. Guest stdout and stderr become log lines
+//     tagged with connector and task.
+//
+// # Failures
+//
+// A plugin is untrusted, so no guest behaviour may crash the worker or leak into another task:
+//
+//   - *GuestError: the guest returned an error result (with its retriable bit), or a result the
+//     host cannot accept (a pointer outside its memory, a malformed batch). The instance stays.
+//   - *TrapError: a trap, a call aborted at its timeout or by its context, or a guest exit. Its
+//     message carries the wasm stack trace and the tail of the guest's stderr (where Go and Rust
+//     guests print their panics), so that a task's status trace explains itself. The instance is
+//     then discarded: a guest that trapped cannot be trusted again (a Go guest was seen to die 17
+//     calls after one trap). Later calls on any object of it fail with ErrInstanceFailed without
+//     calling in; other instances and sessions are unaffected.
+//
+// # CPU bound
+//
+// The interim mechanism is wazero's WithCloseOnContextDone with a deadline per call. It stops any
+// loop, and it keeps a spinning guest from stalling the Go GC of the whole process, but it makes
+// wazero leave compiled code at every loop header and start a goroutine per call (BenchmarkCall,
+// BenchmarkPoll: bound=deadline against bound=none). It sits behind the small cpuBound interface
+// in cpu.go so that load-time fuel instrumentation (wasmhost/internal/fuel) can replace it.
+//
+// # What it must not know
+//
+// Kafka. Records, offsets and configurations are opaque ABI values here: no topics are created,
+// no offsets stored, no connector config keys interpreted (the Env's OffsetReader and the caller's
+// config maps come from the worker). Nor does it know the worker's settings names: the worker maps
+// plugin.path, plugin.memory.max.bytes, plugin.call.timeout.ms and plugin.fs.allow onto Config.
+//
+// # Usage
+//
+//	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{"/opt/plugins"}, CacheDir: cacheDir})
+//	for _, e := range h.LoadErrors() { log.Print(e) }
+//	p, err := h.Resolve("FileStreamSource", wire.KindSource)
+//	s := h.NewSession(wasmhost.Env{Connector: "file-source", Task: 0, Offsets: offsetStore})
+//	defer s.Close(ctx)
+//	task, err := s.Open(ctx, p, wire.RoleTask, taskConfig)
+//	records, err := task.Poll(ctx)
+package wasmhost

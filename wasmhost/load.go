@@ -1,0 +1,302 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// abiExports are the functions ABI v1 requires a module to export (sdk/ABI.md §1).
+var abiExports = []struct {
+	name            string
+	params, results []api.ValueType
+}{
+	{"wc_abi_version", nil, []api.ValueType{i32}},
+	{"wc_alloc", []api.ValueType{i32}, []api.ValueType{i32}},
+	{"wc_free", []api.ValueType{i32, i32}, nil},
+	{"wc_describe", nil, []api.ValueType{i64}},
+	{"wc_call", []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+}
+
+// knownKinds are the plugin kinds the descriptor may name (sdk/ABI.md §3). Kinds this host does not
+// run yet are still listed, so that a module written for a newer host loads and says what it offers.
+var knownKinds = []wire.Kind{wire.KindSource, wire.KindSink, wire.KindConverter, "transformation", "predicate"}
+
+// findModules lists the .wasm files on the plugin path: directly inside each directory and inside
+// its immediate subdirectories, in name order, each file once.
+func findModules(dirs []string) (files []string, errs []LoadError) {
+	seen := map[string]bool{}
+	add := func(path string) {
+		if !seen[path] {
+			seen[path] = true
+			files = append(files, path)
+		}
+	}
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			errs = append(errs, LoadError{Path: dir, Err: err})
+			continue
+		}
+		entries, err := os.ReadDir(abs)
+		if err != nil {
+			errs = append(errs, LoadError{Path: abs, Err: fmt.Errorf("plugin directory: %w", err)})
+			continue
+		}
+		for _, e := range entries {
+			path := filepath.Join(abs, e.Name())
+			st, err := os.Stat(path) // follows symlinks, as a plugin folder is often a link
+			if err != nil {
+				continue
+			}
+			if st.Mode().IsRegular() && isWasm(e.Name()) {
+				add(path)
+				continue
+			}
+			if !st.IsDir() {
+				continue
+			}
+			subs, err := os.ReadDir(path)
+			if err != nil {
+				errs = append(errs, LoadError{Path: path, Err: fmt.Errorf("plugin directory: %w", err)})
+				continue
+			}
+			for _, s := range subs {
+				sp := filepath.Join(path, s.Name())
+				if st, err := os.Stat(sp); err == nil && st.Mode().IsRegular() && isWasm(s.Name()) {
+					add(sp)
+				}
+			}
+		}
+	}
+	return files, errs
+}
+
+func isWasm(name string) bool { return strings.HasSuffix(name, ".wasm") }
+
+// load compiles and describes every module (in parallel: a Go guest takes ~0.5 s to compile), then
+// registers them in path order so that the first module providing a class keeps it.
+func (h *Host) load(ctx context.Context) {
+	files, errs := findModules(h.cfg.PluginPath)
+	h.errs = errs
+	type result struct {
+		m   *module
+		err error
+	}
+	results := make([]result, len(files))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			m, err := h.loadModule(ctx, f)
+			results[i] = result{m, err}
+		}()
+	}
+	wg.Wait()
+
+	owner := map[string]string{} // class -> module path
+	for i, r := range results {
+		if r.err != nil {
+			h.errs = append(h.errs, LoadError{Path: files[i], Err: r.err})
+			continue
+		}
+		var dups []string
+		for _, p := range r.m.plugins {
+			if prev, ok := owner[p.Class]; ok {
+				dups = append(dups, fmt.Sprintf("plugin class %s is already provided by %s", p.Class, prev))
+			}
+		}
+		if len(dups) > 0 {
+			r.m.compiled.Close(ctx)
+			h.errs = append(h.errs, LoadError{Path: files[i], Err: fmt.Errorf("%s; the module is skipped", strings.Join(dups, "; "))})
+			continue
+		}
+		for _, p := range r.m.plugins {
+			owner[p.Class] = r.m.path
+		}
+		h.modules[r.m.path] = r.m
+		h.plugins = append(h.plugins, r.m.plugins...)
+		h.log.Info("plugin module loaded", "path", r.m.path, "plugins", len(r.m.plugins))
+	}
+	slices.SortFunc(h.plugins, func(a, b Plugin) int {
+		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Class, b.Class)
+	})
+}
+
+// loadModule compiles one file, checks it against ABI v1 and reads its descriptor from a scratch
+// instance. Every error names precisely what is wrong, because the operator sees it at start-up
+// with nothing else to go on.
+func (h *Host) loadModule(ctx context.Context, path string) (*module, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(b, []byte("\x00asm")) {
+		return nil, fmt.Errorf("not a WebAssembly module: the file does not start with the \\0asm magic number")
+	}
+	b, err = h.cpu.prepare(b)
+	if err != nil {
+		return nil, fmt.Errorf("instrument: %w", err)
+	}
+	compiled, err := h.rt.CompileModule(ctx, b)
+	if err != nil {
+		if strings.Contains(err.Error(), "over limit") {
+			return nil, fmt.Errorf("compile: %w (the per-instance memory limit is %s)", err, mib(uint64(h.pages)<<16))
+		}
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	m := &module{path: path, base: filepath.Base(path), compiled: compiled}
+	ok := false
+	defer func() {
+		if !ok {
+			compiled.Close(ctx)
+		}
+	}()
+	if err := checkShape(m); err != nil {
+		return nil, err
+	}
+	if err := h.describe(ctx, m); err != nil {
+		return nil, err
+	}
+	ok = true
+	return m, nil
+}
+
+// checkShape checks the exports and imports before anything runs, so that a module built against
+// the wrong SDK is named as such instead of failing later with a link error or a trap.
+func checkShape(m *module) error {
+	var problems []string
+	c := m.compiled
+	if len(c.ImportedMemories()) > 0 {
+		problems = append(problems, `imports its linear memory; ABI v1 requires the module to define and export it as "memory"`)
+	} else if _, ok := c.ExportedMemories()["memory"]; !ok {
+		problems = append(problems, `missing export "memory" (the linear memory)`)
+	}
+	fns := c.ExportedFunctions()
+	for _, want := range abiExports {
+		def, ok := fns[want.name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("missing export %s %s", want.name, signature(want.params, want.results)))
+			continue
+		}
+		if !slices.Equal(def.ParamTypes(), want.params) || !slices.Equal(def.ResultTypes(), want.results) {
+			problems = append(problems, fmt.Sprintf("export %s has signature %s, ABI v1 requires %s", want.name,
+				signature(def.ParamTypes(), def.ResultTypes()), signature(want.params, want.results)))
+		}
+	}
+	if def, ok := fns["_initialize"]; ok {
+		if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0 {
+			problems = append(problems, "export _initialize must take and return nothing")
+		} else {
+			m.hasInitialize = true
+		}
+	}
+	for _, def := range c.ImportedFunctions() {
+		mod, name, _ := def.Import()
+		switch {
+		case mod == "wasi_snapshot_preview1":
+		case mod == "wasmconnect" && (name == "log" || name == "offset_get"):
+		default:
+			problems = append(problems, fmt.Sprintf("imports %s.%s, which the host does not provide (it offers wasmconnect.log, wasmconnect.offset_get and wasi_snapshot_preview1)", mod, name))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("not a wasmconnect ABI v1 module: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func signature(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	if len(results) == 0 {
+		return "(" + names(params) + ")"
+	}
+	return "(" + names(params) + ") -> " + names(results)
+}
+
+// describe instantiates m once, checks wc_abi_version and reads wc_describe into m.plugins. The
+// instance is thrown away: a long-lived one per module would cost megabytes for Go guests.
+func (h *Host) describe(ctx context.Context, m *module) error {
+	in, err := h.instantiate(ctx, m, h.log.With("module", m.base), nil)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx, nil)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+
+	stack := in.stack[:]
+	if err := in.invoke(ctx, "", "wc_abi_version", in.mod.ExportedFunction("wc_abi_version"), stack); err != nil {
+		return err
+	}
+	if v := api.DecodeI32(stack[0]); v != wire.Version {
+		return fmt.Errorf("declares ABI version %d (wc_abi_version); this host implements version %d", v, wire.Version)
+	}
+	if err := in.invoke(ctx, "", "wc_describe", in.mod.ExportedFunction("wc_describe"), stack); err != nil {
+		return err
+	}
+	out, err := in.result("", "wc_describe", stack[0])
+	if err != nil {
+		return err
+	}
+	var d wire.Descriptor
+	if err := json.Unmarshal(out, &d); err != nil {
+		return fmt.Errorf("wc_describe returned an invalid descriptor: %w", err)
+	}
+	if d.ABI != wire.Version {
+		return fmt.Errorf("descriptor declares abi %d; this host implements version %d", d.ABI, wire.Version)
+	}
+	if len(d.Plugins) == 0 {
+		return fmt.Errorf("descriptor lists no plugins")
+	}
+	seen := map[string]bool{}
+	for i, pd := range d.Plugins {
+		switch {
+		case pd.Name == "" || pd.Class == "":
+			return fmt.Errorf("descriptor plugin #%d has no name or class", i)
+		case seen[pd.Class]:
+			return fmt.Errorf("descriptor lists plugin class %s twice", pd.Class)
+		case pd.Kind == "":
+			return fmt.Errorf("descriptor plugin %s has no kind", pd.Class)
+		}
+		seen[pd.Class] = true
+		if !slices.Contains(knownKinds, pd.Kind) {
+			h.log.Warn("plugin of an unknown kind skipped", "module", m.path, "class", pd.Class, "kind", pd.Kind)
+			continue
+		}
+		m.plugins = append(m.plugins, Plugin{
+			Name: pd.Name, Class: pd.Class, Aliases: pd.Aliases, Kind: pd.Kind,
+			Version: pd.Version, Config: pd.Config, Module: m.path,
+		})
+	}
+	return nil
+}

@@ -1,0 +1,9 @@
+;; Imports a function the host does not provide (as AssemblyScript does without --use abort=...).
+(module
+  (import "env" "abort" (func $abort (param i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  (func (export "wc_abi_version") (result i32) (i32.const 1))
+  (func (export "wc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "wc_free") (param i32 i32))
+  (func (export "wc_describe") (result i64) (i64.const 0))
+  (func (export "wc_call") (param i32 i32 i32 i32) (result i64) (i64.const 0)))

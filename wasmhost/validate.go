@@ -1,0 +1,97 @@
+package wasmhost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// Validate checks cfg for plugin p: first the host's own checks against the descriptor (required
+// keys present, values parse as their declared type; sdk/ABI.md §3), then the plugin's VALIDATE on a
+// throwaway instance, so that validating never disturbs a running task. The result maps config keys
+// to error messages; an empty map means valid. An error return means validation itself failed.
+func (h *Host) Validate(ctx context.Context, p Plugin, cfg map[string]string) (map[string][]string, error) {
+	m, err := h.moduleOf(p)
+	if err != nil {
+		return nil, err
+	}
+	errs := checkConfig(p.Config, cfg)
+	in, err := h.instantiate(ctx, m, h.log.With("module", m.base), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer in.close(ctx, nil)
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	in.mu.Lock()
+	out, err := in.call(ctx, p.Name, wire.OpValidate, 0, appendJSON(wire.ValidateRequest{Plugin: p.Name, Config: cfg}))
+	in.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > 0 {
+		var resp wire.ValidateResponse
+		if err := json.Unmarshal(out, &resp); err != nil {
+			return nil, malformed(in, p.Name, wire.OpValidate, err)
+		}
+		for k, msgs := range resp.Errors {
+			for _, msg := range msgs {
+				if !slices.Contains(errs[k], msg) {
+					errs[k] = append(errs[k], msg)
+				}
+			}
+		}
+	}
+	return errs, nil
+}
+
+// checkConfig applies the descriptor's declarations to cfg, with Kafka's ConfigDef messages so
+// that users see the texts they know.
+func checkConfig(keys []wire.ConfigKey, cfg map[string]string) map[string][]string {
+	errs := map[string][]string{}
+	for _, k := range keys {
+		v, ok := cfg[k.Name]
+		if !ok {
+			if k.Required {
+				errs[k.Name] = append(errs[k.Name], fmt.Sprintf("Missing required configuration %q which has no default value.", k.Name))
+			}
+			continue
+		}
+		if msg := checkType(k.Type, strings.TrimSpace(v)); msg != "" {
+			shown := v
+			if strings.EqualFold(k.Type, "PASSWORD") {
+				shown = "[hidden]"
+			}
+			errs[k.Name] = append(errs[k.Name], fmt.Sprintf("Invalid value %s for configuration %s: %s", shown, k.Name, msg))
+		}
+	}
+	return errs
+}
+
+func checkType(typ, v string) string {
+	var err error
+	switch strings.ToUpper(typ) {
+	case "INT":
+		_, err = strconv.ParseInt(v, 10, 32)
+	case "SHORT":
+		_, err = strconv.ParseInt(v, 10, 16)
+	case "LONG":
+		_, err = strconv.ParseInt(v, 10, 64)
+	case "DOUBLE":
+		_, err = strconv.ParseFloat(v, 64)
+	case "BOOLEAN":
+		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+			return "Expected value to be either true or false"
+		}
+	}
+	if err != nil {
+		return "Not a number of type " + strings.ToUpper(typ)
+	}
+	return ""
+}
