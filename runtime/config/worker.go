@@ -21,14 +21,11 @@ type Worker struct {
 	GroupID          string   // group.id (required)
 	ClientID         string   // client.id ("" = derived from the worker id)
 
-	ConfigTopic             string // config.storage.topic (required)
-	OffsetTopic             string // offset.storage.topic (required)
-	StatusTopic             string // status.storage.topic (required)
-	ConfigReplicationFactor int16  // config.storage.replication.factor (3)
-	OffsetReplicationFactor int16  // offset.storage.replication.factor (3)
-	StatusReplicationFactor int16  // status.storage.replication.factor (3)
-	OffsetPartitions        int32  // offset.storage.partitions (25)
-	StatusPartitions        int32  // status.storage.partitions (5)
+	// The internal topics' names; their partitions, replication factors and topic configs are read
+	// by store.InternalTopicsFromProperties from Props.
+	ConfigTopic string // config.storage.topic (required)
+	OffsetTopic string // offset.storage.topic (required)
+	StatusTopic string // status.storage.topic (required)
 
 	KeyConverter        string            // key.converter (required)
 	ValueConverter      string            // value.converter (required)
@@ -136,11 +133,6 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 		w.StatusTopic = p.required("status.storage.topic")
 	}
 	w.ClientID = p.str("client.id", "")
-	w.ConfigReplicationFactor = int16(p.intRange("config.storage.replication.factor", 3, -1, 32767, true))
-	w.OffsetReplicationFactor = int16(p.intRange("offset.storage.replication.factor", 3, -1, 32767, true))
-	w.StatusReplicationFactor = int16(p.intRange("status.storage.replication.factor", 3, -1, 32767, true))
-	w.OffsetPartitions = int32(p.intRange("offset.storage.partitions", 25, -1, 1<<20, true))
-	w.StatusPartitions = int32(p.intRange("status.storage.partitions", 5, -1, 1<<20, true))
 
 	w.KeyConverter = p.required("key.converter")
 	w.ValueConverter = p.required("value.converter")
@@ -149,7 +141,7 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 
 	w.Listeners = p.listeners()
 	w.AdvertisedHost = p.str("rest.advertised.host.name", "")
-	w.AdvertisedPort = p.intRange("rest.advertised.port", 0, 0, 65535, false)
+	w.AdvertisedPort = p.intRange("rest.advertised.port", 0, 0, 65535)
 	w.AdvertisedListener = p.str("rest.advertised.listener", "")
 
 	w.PluginPath = p.list("plugin.path", "")
@@ -163,7 +155,7 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 		w.PluginFSAllow[i] = abs
 	}
 	w.PluginCacheDir = p.str("plugin.cache.dir", defaultCacheDir())
-	w.PluginMemoryMax = uint64(p.intRange("plugin.memory.max.bytes", 256<<20, 1<<16, 1<<32, false))
+	w.PluginMemoryMax = uint64(p.intRange("plugin.memory.max.bytes", 256<<20, 1<<16, 1<<32))
 	w.PluginCallTimeout = p.millis("plugin.call.timeout.ms", 30*time.Second)
 	w.OffsetFlushInterval = p.millis("offset.flush.interval.ms", 60*time.Second)
 	w.OffsetFlushTimeout = p.millis("offset.flush.timeout.ms", 5*time.Second)
@@ -270,7 +262,7 @@ func (p *parser) list(key, def string) []string {
 	return out
 }
 
-func (p *parser) intRange(key string, def, lo, hi int, zeroInvalid bool) int {
+func (p *parser) intRange(key string, def, lo, hi int) int {
 	v, ok := p.props[key]
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
@@ -281,8 +273,6 @@ func (p *parser) intRange(key string, def, lo, hi int, zeroInvalid bool) int {
 		p.fail(key, v, "not an integer")
 	case n < lo || n > hi:
 		p.fail(key, v, fmt.Sprintf("must be between %d and %d", lo, hi))
-	case zeroInvalid && n == 0:
-		p.fail(key, v, "must not be 0 (use -1 for the broker default)")
 	default:
 		return n
 	}
@@ -290,7 +280,7 @@ func (p *parser) intRange(key string, def, lo, hi int, zeroInvalid bool) int {
 }
 
 func (p *parser) millis(key string, def time.Duration) time.Duration {
-	n := p.intRange(key, int(def/time.Millisecond), 0, 1<<31-1, false)
+	n := p.intRange(key, int(def/time.Millisecond), 0, 1<<31-1)
 	return time.Duration(n) * time.Millisecond
 }
 

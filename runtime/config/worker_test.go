@@ -26,9 +26,6 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.OffsetPartitions != 25 || w.StatusPartitions != 5 || w.ConfigReplicationFactor != 3 {
-		t.Errorf("partition/RF defaults: %+v", w)
-	}
 	if w.OffsetFlushInterval != time.Minute || w.ScheduledRebalanceMax != DefaultScheduledRebalanceMaxDelay {
 		t.Errorf("durations: %v %v", w.OffsetFlushInterval, w.ScheduledRebalanceMax)
 	}
@@ -46,7 +43,7 @@ func TestParseDefaults(t *testing.T) {
 func TestParseErrorsNameFileAndKey(t *testing.T) {
 	props := sample()
 	delete(props, "group.id")
-	props["offset.storage.partitions"] = "many"
+	props["offset.flush.interval.ms"] = "many"
 	props["listeners"] = "ftp://x"
 	_, err := Parse("w.properties", props, Distributed)
 	if err == nil {
@@ -54,7 +51,7 @@ func TestParseErrorsNameFileAndKey(t *testing.T) {
 	}
 	for _, want := range []string{
 		"w.properties: missing required setting group.id",
-		`w.properties: invalid value "many" for offset.storage.partitions: not an integer`,
+		`w.properties: invalid value "many" for offset.flush.interval.ms: not an integer`,
 		`invalid value "ftp://x" for listeners`,
 	} {
 		if !strings.Contains(err.Error(), want) {
