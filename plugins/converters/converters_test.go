@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 package main
 
 import (
@@ -137,7 +139,9 @@ func TestJsonConverterToConnect(t *testing.T) {
 func TestJsonConverterErrors(t *testing.T) {
 	enabled := newJSON(t, sdk.Config{})
 	disabled := newJSON(t, sdk.Config{"schemas.enable": "false"})
-	s := func(schema, payload string) []byte { return []byte(`{"schema":` + schema + `,"payload":` + payload + `}`) }
+	s := func(schema, payload string) []byte {
+		return []byte(`{"schema":` + schema + `,"payload":` + payload + `}`)
+	}
 	for _, tc := range []struct {
 		name string
 		c    *jsonConverter

@@ -87,14 +87,14 @@ type testSink struct {
 	flushed []TopicPartitionOffset
 }
 
-func (s *testSink) Validate(Config) map[string][]string        { return nil }
+func (s *testSink) Validate(Config) map[string][]string           { return nil }
 func (s *testSink) TaskConfigs(c Config, n int) ([]Config, error) { return []Config{c}, nil }
-func (s *testSink) NewTask() SinkTask                            { return &testSinkTask{s} }
+func (s *testSink) NewTask() SinkTask                             { return &testSinkTask{s} }
 
 type testSinkTask struct{ s *testSink }
 
 func (t *testSinkTask) Start(*TaskContext, Config) error { return nil }
-func (t *testSinkTask) Put(rs []SinkRecord) error         { t.s.put = append(t.s.put, rs...); return nil }
+func (t *testSinkTask) Put(rs []SinkRecord) error        { t.s.put = append(t.s.put, rs...); return nil }
 func (t *testSinkTask) Flush(o []TopicPartitionOffset) error {
 	t.s.flushed = o
 	return nil

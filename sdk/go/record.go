@@ -254,4 +254,3 @@ func normalizeNumbers(v any) any {
 	}
 	return v
 }
-

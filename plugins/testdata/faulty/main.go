@@ -1,0 +1,128 @@
+// Command faulty is a test-only wasmconnect plugin module (under testdata, so go build ./... skips
+// it) whose source connector misbehaves on purpose, to test that the worker confines a bad plugin to
+// its own task. Build it with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o build/testplugins/faulty.wasm ./plugins/testdata/faulty
+//
+// Faulty (class wasmconnect.testing.FaultySource) emits one record per poll, "poll N" on topic, and
+// on poll after.polls+1 does what fault says:
+//
+//   - none: nothing, it keeps emitting.
+//   - trap: a real WebAssembly trap. The SDK recovers panics on the goroutine that runs wc_call, so
+//     the task makes the runtime panic (a nil function call) on a new goroutine and waits for it:
+//     nothing recovers there, so the Go runtime prints the panic to stderr and aborts the module
+//     instance; the host sees a trap ("unreachable") or an exit and must discard the instance.
+//   - loop: spins forever; the host's call timeout (plugin.call.timeout.ms) must abort it.
+//   - oom: allocates until the linear memory cap (plugin.memory.max.bytes) is hit; the Go runtime's
+//     "fatal error: out of memory" cannot be recovered and aborts the instance.
+//   - panic: panics in Poll; the SDK recovers it and returns a clean error result, the instance stays
+//     usable.
+//   - fs: opens file (default /etc/passwd), which should lie outside plugin.fs.allow: a clean error
+//     naming the path and the granted directories.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
+)
+
+func init() {
+	sdk.RegisterSource(sdk.Info{
+		Name:    "Faulty",
+		Class:   "wasmconnect.testing.FaultySource",
+		Aliases: []string{"FaultySource"},
+		Version: "1.0.0",
+		Config: []sdk.ConfigDef{
+			{Name: "fault", Default: new("none"), Importance: sdk.High, Validator: sdk.OneOf("none", "trap", "loop", "oom", "panic", "fs"),
+				Documentation: "What to do on poll after.polls+1: none, trap, loop, oom, panic or fs."},
+			{Name: "after.polls", Type: sdk.TypeInt, Default: new("0"), Importance: sdk.Medium,
+				Documentation: "How many polls succeed before the fault."},
+			{Name: "topic", Default: new("faulty"), Importance: sdk.Medium, Documentation: "The topic of the records."},
+			{Name: "file", Default: new("/etc/passwd"), Importance: sdk.Low, Documentation: "The file the fs fault opens."},
+		},
+	}, connector{})
+}
+
+func main() {}
+
+type connector struct{}
+
+func (connector) Validate(sdk.Config) map[string][]string { return nil }
+
+func (connector) TaskConfigs(cfg sdk.Config, maxTasks int) ([]sdk.Config, error) {
+	return []sdk.Config{cfg}, nil
+}
+
+func (connector) NewTask() sdk.SourceTask { return &task{} }
+
+type task struct {
+	ctx   *sdk.TaskContext
+	fault string
+	after int
+	topic string
+	file  string
+	polls int
+}
+
+func (t *task) Start(ctx *sdk.TaskContext, cfg sdk.Config) (err error) {
+	t.ctx, t.fault, t.topic, t.file = ctx, cfg["fault"], cfg["topic"], cfg["file"]
+	t.after, err = cfg.Int("after.polls", 0)
+	return err
+}
+
+// hog keeps the oom fault's allocations reachable.
+var hog [][]byte
+
+func (t *task) Poll() ([]sdk.SourceRecord, error) {
+	t.polls++
+	if t.polls > t.after {
+		switch t.fault {
+		case "trap":
+			t.ctx.Logf(sdk.LevelWarn, "faulty: trapping on poll %d", t.polls)
+			done := make(chan struct{})
+			go func() {
+				var f func()
+				f() // nil function call: a runtime panic nobody recovers on this goroutine
+				close(done)
+			}()
+			<-done
+		case "loop":
+			t.ctx.Logf(sdk.LevelWarn, "faulty: looping forever on poll %d", t.polls)
+			for {
+			}
+		case "oom":
+			t.ctx.Logf(sdk.LevelWarn, "faulty: allocating until out of memory on poll %d", t.polls)
+			debug.SetGCPercent(-1) // no collections on the way: reach the cap fast, well within the call timeout
+			for size := 1 << 20; ; size = min(2*size, 256<<20) {
+				b := make([]byte, size)
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1 // touch the pages (one store per page: byte loops are slow under the call timeout)
+				}
+				hog = append(hog, b)
+			}
+		case "panic":
+			panic(fmt.Sprintf("faulty: deliberate panic on poll %d", t.polls))
+		case "fs":
+			f, err := t.ctx.OpenFile(t.file, os.O_RDONLY, 0)
+			if err != nil {
+				return nil, err
+			}
+			f.Close()
+			return nil, fmt.Errorf("faulty: %s could be opened: it should lie outside plugin.fs.allow", t.file)
+		}
+	}
+	return []sdk.SourceRecord{{
+		Topic:           t.topic,
+		Value:           sdk.String(fmt.Sprintf("poll %d", t.polls)),
+		Timestamp:       time.Now(),
+		SourcePartition: map[string]any{"faulty": t.ctx.Connector()},
+		SourceOffset:    map[string]any{"poll": t.polls},
+	}}, nil
+}
+
+func (t *task) Commit() error { return nil }
+func (t *task) Stop() error   { return nil }
