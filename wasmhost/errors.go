@@ -34,8 +34,9 @@ type TrapError struct {
 	Op     string
 	Cause  error // as wazero reported it: "wasm error: unreachable" plus the wasm stack trace, a *sys.ExitError, ...
 
-	// Stderr is the last few KiB the guest wrote to stderr before the failure; a Go or Rust guest
-	// prints its panic message there, which the wasm error alone does not carry.
+	// Stderr is what the guest wrote to stderr during the failed call (its first and last 2 KiB
+	// when longer): a Go or Rust guest prints its panic message there, which the wasm error alone
+	// does not carry.
 	Stderr string
 
 	// Timeout is set when the call was aborted by the per-call CPU bound.

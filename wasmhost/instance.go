@@ -59,7 +59,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 	stop()
 	if err != nil {
 		msg := fmt.Sprintf("instantiate %s: %v", m.base, err)
-		if t := in.stderr.Tail(); t != "" {
+		if t := in.stderr.Output(); t != "" {
 			msg += "\nguest stderr:\n" + t
 		}
 		return nil, fmt.Errorf("%s", msg)
@@ -104,6 +104,7 @@ func (in *instance) invoke(ctx context.Context, plugin, op string, fn api.Functi
 	cctx, stop := in.h.cpu.start(ctx, in.mod)
 	in.done = cctx.Done()
 	in.hostErr = nil
+	in.stderr.startCall()
 	t0 := time.Now()
 	err := fn.CallWithStack(in.bind(cctx), stack)
 	elapsed := time.Since(t0)
@@ -125,7 +126,7 @@ func (in *instance) fail(plugin, op string, cause error, elapsed time.Duration) 
 	in.stderr.flush()
 	te := &TrapError{
 		Plugin: plugin, Module: in.m.base, Op: op, Cause: cause,
-		Stderr:   in.stderr.Tail(),
+		Stderr:   in.stderr.Output(),
 		Timeout:  isTimeout(cause),
 		elapsed:  elapsed,
 		limit:    in.h.cfg.CallTimeout,
