@@ -148,14 +148,18 @@ func TestModulesHaveTheABIShape(t *testing.T) {
 				t.Errorf("%s does not export %s (exports: %v)", out, e, exports)
 			}
 		}
-		for _, i := range []string{"wasmconnect.log", "wasmconnect.offset_get"} {
-			if _, ok := imports[i]; !ok {
-				t.Errorf("%s does not import %s", out, i)
+		// The linker keeps only the imports a module uses: a plugin that never reads offsets does
+		// not import offset_get.
+		if out == "file.wasm" {
+			for _, i := range []string{"wasmconnect.log", "wasmconnect.offset_get"} {
+				if _, ok := imports[i]; !ok {
+					t.Errorf("%s does not import %s", out, i)
+				}
 			}
 		}
 		for i := range imports {
-			if mod, _, _ := strings.Cut(i, "."); mod != "wasmconnect" && mod != "wasi_snapshot_preview1" {
-				t.Errorf("%s imports %s from an unknown module", out, i)
+			if mod, _, _ := strings.Cut(i, "."); mod != "wasi_snapshot_preview1" && i != "wasmconnect.log" && i != "wasmconnect.offset_get" {
+				t.Errorf("%s imports %s, which the host does not provide", out, i)
 			}
 		}
 	}
@@ -176,7 +180,7 @@ func newHost(t *testing.T, allow string) *wasmhost.Host {
 	h, err := wasmhost.New(ctx, wasmhost.Config{
 		PluginPath:       []string{dir},
 		FSAllow:          []string{allow},
-		CallTimeout:      2 * time.Second,
+		CallTimeout:      4 * time.Second, // generous: the oom fault needs about 0.5 s, more on a loaded machine
 		MemoryLimitBytes: 64 << 20,
 		CacheDir:         filepath.Join(os.TempDir(), "wasmconnect-plugins-test-cache"),
 		Logger:           slog.New(slog.NewTextHandler(&logs, nil)),
