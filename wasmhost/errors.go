@@ -21,6 +21,10 @@ type GuestError struct {
 	Retriable bool   // bit 30: the same call may be repeated later (errors.retry.timeout)
 }
 
+// IsRetriable reports the retriable bit, for callers that test errors by behaviour
+// (errors.As(err, &interface{ IsRetriable() bool })) rather than by type.
+func (e *GuestError) IsRetriable() bool { return e.Retriable }
+
 func (e *GuestError) Error() string {
 	return fmt.Sprintf("%s %s failed: %s", who(e.Plugin, e.Module), e.Op, e.Message)
 }

@@ -74,6 +74,10 @@ func TestTrapPoisonsOnlyItsInstance(t *testing.T) {
 	if !errors.As(err, &ge) || !ge.Retriable || ge.Message != "source not ready" || ge.Plugin != "Flaky" {
 		t.Fatalf("other session: %v", err)
 	}
+	var retriable interface{ IsRetriable() bool }
+	if !errors.As(err, &retriable) || !retriable.IsRetriable() {
+		t.Fatalf("a retriable guest error must say so by behaviour too: %v", err)
+	}
 	if err.Error() != `plugin "Flaky" POLL failed: source not ready` {
 		t.Fatalf("guest error text: %s", err)
 	}
