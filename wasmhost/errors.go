@@ -98,6 +98,9 @@ type failedError struct {
 }
 
 func (e *failedError) Error() string {
+	if e.cause == errSessionClosed {
+		return fmt.Sprintf("%s %s not called: its session is closed", who(e.plugin, e.module), e.op)
+	}
 	first, _, _ := strings.Cut(e.cause.Error(), "\n")
 	return fmt.Sprintf("%s %s not called: the module instance failed earlier (%s)", who(e.plugin, e.module), e.op, first)
 }

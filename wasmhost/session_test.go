@@ -219,8 +219,8 @@ func TestSessionClose(t *testing.T) {
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := task.Poll(ctx); err == nil {
-		t.Fatal("poll after session close succeeded")
+	if _, err := task.Poll(ctx); err == nil || err.Error() != `wasmhost: plugin "SeqSource" POLL on a closed object` {
+		t.Fatalf("poll after session close: %v", err)
 	}
 	if _, err := s.Open(ctx, mustResolve(t, h, "Echo"), wire.RoleConverter, nil); err == nil {
 		t.Fatal("open after session close succeeded")
