@@ -90,6 +90,9 @@ func ProducerOpts() []kgo.Opt {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(explicitOrKeyPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.ProducerLinger(5 * time.Millisecond),
+		// A source writes to topics that may not exist yet; as with Kafka's producer, the broker's
+		// auto.create.topics.enable decides whether they are created.
+		kgo.AllowAutoTopicCreation(),
 	}
 }
 

@@ -25,18 +25,29 @@ func (d *Decoder) Err() error { return d.err }
 // Remaining returns the number of unread bytes.
 func (d *Decoder) Remaining() int { return len(d.buf) - d.off }
 
-func (d *Decoder) fail(what string, need int) {
+// part names the piece of a field being read, so that error messages can say "record topic length"
+// without building that string on every read (decoding is on the per-record hot path).
+type part string
+
+const (
+	whole    part = ""
+	length   part = " length"
+	tagPart  part = " tag"
+	countPrt part = " count"
+)
+
+func (d *Decoder) fail(what string, p part, need int) {
 	if d.err == nil {
-		d.err = fmt.Errorf("wire: truncated %s at byte %d: need %d bytes, have %d", what, d.off, need, len(d.buf)-d.off)
+		d.err = fmt.Errorf("wire: truncated %s%s at byte %d: need %d bytes, have %d", what, p, d.off, need, len(d.buf)-d.off)
 	}
 }
 
-func (d *Decoder) take(what string, n int) []byte {
+func (d *Decoder) take(what string, p part, n int) []byte {
 	if d.err != nil {
 		return nil
 	}
 	if n < 0 || n > len(d.buf)-d.off {
-		d.fail(what, n)
+		d.fail(what, p, n)
 		return nil
 	}
 	b := d.buf[d.off : d.off+n : d.off+n]
@@ -45,8 +56,10 @@ func (d *Decoder) take(what string, n int) []byte {
 }
 
 // U8 reads one byte.
-func (d *Decoder) U8(what string) uint8 {
-	b := d.take(what, 1)
+func (d *Decoder) U8(what string) uint8 { return d.u8(what, whole) }
+
+func (d *Decoder) u8(what string, p part) uint8 {
+	b := d.take(what, p, 1)
 	if b == nil {
 		return 0
 	}
@@ -54,8 +67,10 @@ func (d *Decoder) U8(what string) uint8 {
 }
 
 // U32 reads a little-endian uint32.
-func (d *Decoder) U32(what string) uint32 {
-	b := d.take(what, 4)
+func (d *Decoder) U32(what string) uint32 { return d.u32(what, whole) }
+
+func (d *Decoder) u32(what string, p part) uint32 {
+	b := d.take(what, p, 4)
 	if b == nil {
 		return 0
 	}
@@ -64,7 +79,7 @@ func (d *Decoder) U32(what string) uint32 {
 
 // I64 reads a little-endian int64.
 func (d *Decoder) I64(what string) int64 {
-	b := d.take(what, 8)
+	b := d.take(what, whole, 8)
 	if b == nil {
 		return 0
 	}
@@ -73,12 +88,12 @@ func (d *Decoder) I64(what string) int64 {
 
 // Bytes reads a u32 length and that many bytes.
 func (d *Decoder) Bytes(what string) []byte {
-	n := d.U32(what + " length")
+	n := d.u32(what, length)
 	if n > uint32(len(d.buf)) { // larger than the whole buffer: surely truncated or garbage
-		d.fail(what, int(min(n, 1<<31-1)))
+		d.fail(what, whole, int(min(n, 1<<31-1)))
 		return nil
 	}
-	return d.take(what, int(n))
+	return d.take(what, whole, int(n))
 }
 
 // String reads a u32 length and that many bytes as a string.
@@ -86,15 +101,15 @@ func (d *Decoder) String(what string) string { return string(d.Bytes(what)) }
 
 // NullableBytes reads an i32 length (-1 = nil) and the bytes.
 func (d *Decoder) NullableBytes(what string) []byte {
-	n := int32(d.U32(what + " length"))
+	n := int32(d.u32(what, length))
 	if n == -1 {
 		return nil
 	}
 	if n < 0 || int(n) > len(d.buf) {
-		d.fail(what, int(n))
+		d.fail(what, whole, int(n))
 		return nil
 	}
-	b := d.take(what, int(n))
+	b := d.take(what, whole, int(n))
 	if b == nil && d.err == nil {
 		b = []byte{}
 	}
@@ -103,15 +118,15 @@ func (d *Decoder) NullableBytes(what string) []byte {
 
 // Data reads a Data value.
 func (d *Decoder) Data(what string) Data {
-	tag := Tag(d.U8(what + " tag"))
+	tag := Tag(d.u8(what, tagPart))
 	switch tag {
 	case TagNull:
 		return Data{}
 	case TagBytes, TagString:
 		return Data{Tag: tag, Bytes: d.Bytes(what)}
 	case TagJSON:
-		schema := d.Bytes(what + " schema")
-		return Data{Tag: tag, Schema: schema, Bytes: d.Bytes(what + " payload")}
+		schema := d.Bytes(what)
+		return Data{Tag: tag, Schema: schema, Bytes: d.Bytes(what)}
 	default:
 		if d.err == nil {
 			d.err = fmt.Errorf("wire: %s has unknown data tag %d at byte %d", what, tag, d.off-1)
@@ -123,7 +138,7 @@ func (d *Decoder) Data(what string) Data {
 // count reads a batch count and checks it against the bytes left, so that a hostile count cannot make
 // the decoder allocate gigabytes before it notices the input is short.
 func (d *Decoder) count(what string, minElemSize int) int {
-	n := d.U32(what + " count")
+	n := d.u32(what, countPrt)
 	if d.err == nil && uint64(n)*uint64(minElemSize) > uint64(d.Remaining()) {
 		d.err = fmt.Errorf("wire: %s count %d is larger than the %d bytes left can hold", what, n, d.Remaining())
 		return 0
