@@ -49,6 +49,7 @@ type jsonConverter struct {
 	cache         map[string]*schema
 	conf          conformer
 	buf           bytes.Buffer
+	out           []byte // the last result: the SDK copies it before the next call
 }
 
 func (c *jsonConverter) Configure(cfg sdk.Config, isKey bool) error {
@@ -131,14 +132,15 @@ func (c *jsonConverter) FromConnect(topic string, v sdk.Data) ([]byte, error) {
 // envelope returns {"schema":schema,"payload":payload} with schemas.enable, else the payload.
 func (c *jsonConverter) envelope(schema []byte, payload func([]byte) []byte) []byte {
 	if !c.schemasEnable {
-		return payload(nil)
+		c.out = payload(c.out[:0])
+		return c.out
 	}
-	out := make([]byte, 0, len(schema)+64)
-	out = append(out, `{"schema":`...)
+	out := append(c.out[:0], `{"schema":`...)
 	out = append(out, schema...)
 	out = append(out, `,"payload":`...)
 	out = payload(out)
-	return append(out, '}')
+	c.out = append(out, '}')
+	return c.out
 }
 
 // conformRaw checks a JSON payload against s and returns it normalized (compact when rewritten).

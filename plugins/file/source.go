@@ -76,6 +76,9 @@ type sourceTask struct {
 	pos           int64  // file position of buf[0]: the position after the last line returned
 	buf           []byte // bytes read but not yet returned (a partial line): a window into store
 	store         []byte
+	recs          []sdk.SourceRecord
+	arena         []byte
+	ends          []int
 	loggedMissing bool
 	now           func() time.Time
 }
@@ -167,10 +170,10 @@ func (t *sourceTask) Poll() ([]sdk.SourceRecord, error) {
 			return nil, err
 		}
 	}
-	var (
-		arena []byte // the lines of this batch, so that a batch costs few allocations
-		ends  []int
-	)
+	// The lines of this batch go into one arena, so that a batch costs few allocations; like the
+	// records, it is reused by the next poll.
+	arena, ends := t.arena[:0], t.ends[:0]
+	defer func() { t.arena, t.ends = arena, ends }()
 	eof := false
 	for len(ends) < t.batchSize {
 		line, rest, ok := cutLine(t.buf)
@@ -194,7 +197,11 @@ func (t *sourceTask) Poll() ([]sdk.SourceRecord, error) {
 		return nil, nil
 	}
 	ts := t.now()
-	recs := make([]sdk.SourceRecord, len(ends))
+	// The SDK encodes a batch before it polls again, so the slice is reused.
+	if cap(t.recs) < len(ends) {
+		t.recs = make([]sdk.SourceRecord, len(ends))
+	}
+	recs := t.recs[:len(ends)]
 	start := 0
 	for i, end := range ends {
 		recs[i] = sdk.SourceRecord{

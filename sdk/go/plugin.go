@@ -38,7 +38,8 @@ type SourceTask interface {
 	// Start starts the task with its task config. Read the stored position with ctx.Offset here.
 	Start(ctx *TaskContext, cfg Config) error
 	// Poll returns the next records. It must not block: return an empty batch when there is nothing
-	// new, and the host calls again later.
+	// new, and the host calls again later. The SDK encodes the records before it calls Poll again,
+	// so a task may reuse the slice and the buffers its records point into.
 	Poll() ([]SourceRecord, error)
 	// Commit is called after the records polled so far have been written and their offsets stored.
 	Commit() error
@@ -64,7 +65,8 @@ type SinkTask interface {
 }
 
 // Converter converts between Connect data and the bytes stored in Kafka (key.converter,
-// value.converter). A nil []byte is a Kafka null.
+// value.converter). A nil []byte is a Kafka null. The SDK copies what FromConnect and ToConnect
+// return before it calls the converter again, so a converter may reuse one output buffer.
 type Converter interface {
 	// Configure receives the converter's settings (prefix removed, defaults filled in, including
 	// converter.type) and whether it converts keys.

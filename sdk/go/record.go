@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -155,13 +156,20 @@ func sameScalarMap(a, b map[string]any) bool {
 func (e *sourceEncoder) encode(dst []byte, rs []SourceRecord) ([]byte, error) {
 	e.recs = resize(e.recs[:0], len(rs))
 	e.parts = resize(e.parts[:0], len(rs))
+	var lastMap unsafe.Pointer // within a batch the same map has the same JSON: skip the comparison
+	var lastJSON []byte
 	for i := range rs {
 		r := &rs[i]
 		var p []byte
 		if r.SourcePartition != nil && r.SourceOffset != nil {
-			var err error
-			if p, err = e.partitionJSON(r.SourcePartition); err != nil {
-				return dst, fmt.Errorf("record %d: %w", i, err)
+			if id := mapID(r.SourcePartition); id == lastMap {
+				p = lastJSON
+			} else {
+				var err error
+				if p, err = e.partitionJSON(r.SourcePartition); err != nil {
+					return dst, fmt.Errorf("record %d: %w", i, err)
+				}
+				lastMap, lastJSON = id, p
 			}
 		}
 		e.parts[i] = p
@@ -178,11 +186,13 @@ func (e *sourceEncoder) encode(dst []byte, rs []SourceRecord) ([]byte, error) {
 		e.seen = map[string]struct{}{}
 	}
 	clear(e.seen)
+	var last []byte
 	for i := len(rs) - 1; i >= 0; i-- {
 		p := e.parts[i]
-		if p == nil {
+		if p == nil || sameSlice(p, last) {
 			continue
 		}
+		last = p
 		if _, dup := e.seen[string(p)]; dup {
 			continue
 		}
@@ -198,6 +208,13 @@ func (e *sourceEncoder) encode(dst []byte, rs []SourceRecord) ([]byte, error) {
 	clear(e.recs) // drop references to the plugin's data
 	clear(e.parts)
 	return dst, nil
+}
+
+// mapID identifies a map object (not its contents).
+func mapID(m map[string]any) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&m)) }
+
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 func resize[T any](s []T, n int) []T {
