@@ -46,6 +46,7 @@ func readWorkerProps(file string) (map[string]string, error) {
 
 // serve runs a worker until ctx is cancelled (SIGINT/SIGTERM), then stops it gracefully.
 func serve(ctx context.Context, cfg *config.Worker, log *slog.Logger) error {
+	startPprof(log)
 	n, err := node.Start(ctx, cfg, log)
 	if err != nil {
 		return err

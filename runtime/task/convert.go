@@ -12,10 +12,19 @@ import (
 )
 
 // fromConnect converts one field (key or value) of every record in a single converter call.
+//
+// A batch whose values are all null (the keys of a file source, say) is not sent: a null without a
+// schema is null bytes for every converter (sdk/ABI.md §4), and skipping the call saves a trip into
+// the plugin per batch.
 func fromConnect(ctx context.Context, c Converter, recs []wire.Record, field func(*wire.Record) wire.Data) ([][]byte, error) {
 	in := make([]wire.TopicData, len(recs))
+	allNull := true
 	for i := range recs {
 		in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
+		allNull = allNull && in[i].Value.Tag == wire.TagNull
+	}
+	if allNull {
+		return make([][]byte, len(recs)), nil
 	}
 	out, err := c.FromConnect(ctx, in)
 	if err != nil {
@@ -30,8 +39,13 @@ func fromConnect(ctx context.Context, c Converter, recs []wire.Record, field fun
 // toConnect converts one field of every fetched record in a single converter call.
 func toConnect(ctx context.Context, c Converter, recs []*kgo.Record, field func(*kgo.Record) []byte) ([]wire.Data, error) {
 	in := make([]wire.TopicBytes, len(recs))
+	allNull := true
 	for i, r := range recs {
 		in[i] = wire.TopicBytes{Topic: r.Topic, Bytes: field(r)}
+		allNull = allNull && in[i].Bytes == nil
+	}
+	if allNull {
+		return make([]wire.Data, len(recs)), nil // null bytes are a null value for every converter
 	}
 	out, err := c.ToConnect(ctx, in)
 	if err != nil {

@@ -79,6 +79,10 @@ func (s *Sink) Run(ctx context.Context) error {
 	opts := append([]kgo.Opt{}, s.cfg.ClientOpts...)
 	opts = append(opts,
 		kgo.ConsumerGroup(s.cfg.GroupID),
+		// A worker that dies must not hold its partitions for the client default of 45 s: use the
+		// Connect group's own session timeout, so a restarted or surviving task takes over quickly.
+		kgo.SessionTimeout(10*time.Second),
+		kgo.HeartbeatInterval(3*time.Second),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
