@@ -1,0 +1,88 @@
+package task
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+func rec(partition, offset string) wire.Record {
+	r := wire.Record{Topic: "t", Partition: -1, Offset: -1, Timestamp: -1, Value: wire.String("v")}
+	if partition != "" {
+		r.SourcePartition, r.SourceOffset = []byte(partition), []byte(offset)
+	}
+	return r
+}
+
+func TestSubmittedCommitsOnlyFullyAckedPrefix(t *testing.T) {
+	var s submitted
+	a := s.submit([]wire.Record{rec(`{"f":"a"}`, `{"p":1}`), rec("", ""), rec(`{"f":"a"}`, `{"p":2}`)})
+	b := s.submit([]wire.Record{rec(`{"f":"a"}`, `{"p":3}`), rec(`{"f":"b"}`, `{"p":9}`)})
+
+	if got := s.committable(); got != nil {
+		t.Fatalf("nothing acked yet, got %q", got)
+	}
+	// The second batch is acked before the first: nothing may be committed, or a crash would skip
+	// the first batch's unwritten records.
+	b.ack()
+	b.ack()
+	a.ack()
+	a.ack()
+	if got := s.committable(); got != nil {
+		t.Fatalf("first batch not fully acked, got %q", got)
+	}
+	a.ack()
+	got := s.committable()
+	if string(got[`{"f":"a"}`]) != `{"p":3}` || string(got[`{"f":"b"}`]) != `{"p":9}` || len(got) != 2 {
+		t.Fatalf("after every ack: %q", got)
+	}
+	if again := s.committable(); again != nil {
+		t.Fatalf("offsets handed out twice: %q", again)
+	}
+}
+
+func TestSubmittedBatchWithoutOffsets(t *testing.T) {
+	var s submitted
+	b := s.submit([]wire.Record{rec("", "")})
+	b.ack()
+	if got := s.committable(); got != nil {
+		t.Fatalf("got %q", got)
+	}
+	if len(s.batches) != 0 {
+		t.Fatalf("acked batch kept: %d", len(s.batches))
+	}
+}
+
+func TestExplicitPartitioner(t *testing.T) {
+	p := explicitOrKeyPartitioner{kgo.StickyKeyPartitioner(nil)}.ForTopic("t")
+	r := toKafkaRecord(&wire.Record{Topic: "t", Partition: 2, Timestamp: -1}, nil, []byte("v"))
+	if got := p.Partition(r, 4); got != 2 {
+		t.Fatalf("explicit partition 2 went to %d", got)
+	}
+	if !p.RequiresConsistency(r) {
+		t.Fatal("an explicit partition must not move when it is down")
+	}
+	// Keyed records hash like Java's producer (murmur2): the same key, the same partition.
+	k1 := toKafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
+	k2 := toKafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
+	if p.Partition(k1, 8) != p.Partition(k2, 8) {
+		t.Fatal("same key, different partitions")
+	}
+}
+
+func TestHeadersRoundTrip(t *testing.T) {
+	r := toKafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: 1700000000000, Headers: []wire.Header{
+		{Key: "s", Value: wire.String("text")}, {Key: "n", Value: wire.Null()}, {Key: "b", Value: wire.Bytes([]byte{0xff, 0})},
+	}}, nil, nil)
+	if r.Timestamp.UnixMilli() != 1700000000000 {
+		t.Fatalf("timestamp %v", r.Timestamp)
+	}
+	want := []wire.Tag{wire.TagString, wire.TagNull, wire.TagBytes}
+	for i, h := range r.Headers {
+		if got := headerData(h.Value); got.Tag != want[i] {
+			t.Errorf("header %s came back as tag %d, want %d", h.Key, got.Tag, want[i])
+		}
+	}
+}
