@@ -55,8 +55,8 @@ func (h *Host) NewSession(env Env) *Session {
 	}
 }
 
-// Object is one plugin object inside a guest instance: a connector, a task or a converter, created
-// by OPEN. Its methods are the ABI operations; each is valid for one kind and role only, and a call
+// Object is one plugin object inside a guest instance: a connector, a task, a converter, a
+// transformation or a predicate, created by OPEN. Its methods are the ABI operations; each is valid for one kind and role only, and a call
 // for another is refused without calling into the guest.
 type Object struct {
 	in     *instance
@@ -162,6 +162,10 @@ func checkRole(p Plugin, role wire.Role) error {
 		ok = p.Kind == wire.KindSource || p.Kind == wire.KindSink
 	case wire.RoleConverter:
 		ok = p.Kind == wire.KindConverter
+	case wire.RoleTransformation:
+		ok = p.Kind == wire.KindTransformation
+	case wire.RolePredicate:
+		ok = p.Kind == wire.KindPredicate
 	}
 	if !ok {
 		return fmt.Errorf("wasmhost: plugin %q is a %s plugin and cannot be opened in role %q", p.Name, p.Kind, role)

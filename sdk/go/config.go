@@ -253,7 +253,7 @@ func (d *ConfigDef) check(v string) string {
 }
 
 // configError is a config problem worded as Kafka's ConfigException words it.
-type configError struct{ msg string }
+type configError struct{ key, msg string }
 
 func (e *configError) Error() string { return e.msg }
 
@@ -261,8 +261,13 @@ func invalidValue(key, value, msg string) error {
 	if key != "" && strings.Contains(strings.ToLower(key), "password") {
 		value = "[hidden]"
 	}
-	return &configError{fmt.Sprintf("Invalid value %s for configuration %s: %s", value, key, msg)}
+	return &configError{key, fmt.Sprintf("Invalid value %s for configuration %s: %s", value, key, msg)}
 }
+
+// InvalidConfig returns an error worded as Kafka's ConfigException: "Invalid value <value> for
+// configuration <key>: <msg>". Returned from a transformation's or predicate's Configure, VALIDATE
+// reports it under key.
+func InvalidConfig(key, value, msg string) error { return invalidValue(key, value, msg) }
 
 func missingValue(key string) string {
 	return fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", key)

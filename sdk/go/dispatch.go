@@ -38,7 +38,9 @@ func (d *dispatcher) register(p *plugin) {
 	switch {
 	case p.kind == wire.KindSource && p.source == nil,
 		p.kind == wire.KindSink && p.sink == nil,
-		p.kind == wire.KindConverter && p.newConverter == nil:
+		p.kind == wire.KindConverter && p.newConverter == nil,
+		p.kind == wire.KindTransformation && p.newTransformation == nil,
+		p.kind == wire.KindPredicate && p.newPredicate == nil:
 		panic(fmt.Sprintf("sdk: plugin %s registered with a nil implementation", p.info.Name))
 	}
 	for _, n := range append([]string{p.info.Name, p.class()}, p.info.Aliases...) {
@@ -152,7 +154,7 @@ func (d *dispatcher) handle(op wire.Op, h int32, in []byte) (out []byte, err err
 	}
 	o, ok := d.objects[h]
 	if !ok {
-		if op < wire.OpOpen || op > wire.OpToConnect {
+		if op < wire.OpOpen || op > wire.OpTest {
 			return nil, fmt.Errorf("unknown operation %d", int32(op))
 		}
 		return nil, fmt.Errorf("%s: no open object with handle %d", op, h)
@@ -204,6 +206,14 @@ func (d *dispatcher) handle(op wire.Op, h int32, in []byte) (out []byte, err err
 		if c, ok := o.(*converterObject); ok {
 			return c.toConnect(in)
 		}
+	case wire.OpTransform:
+		if t, ok := o.(*transformObject); ok {
+			return t.transform(in)
+		}
+	case wire.OpTest:
+		if p, ok := o.(*predicateObject); ok {
+			return p.test(in)
+		}
 	default:
 		return nil, fmt.Errorf("unknown operation %d", int32(op))
 	}
@@ -220,6 +230,10 @@ func roleOf(o object) string {
 		return "sink task"
 	case *converterObject:
 		return "converter"
+	case *transformObject:
+		return "transformation"
+	case *predicateObject:
+		return "predicate"
 	}
 	return "object"
 }
@@ -270,6 +284,26 @@ func (d *dispatcher) open(in []byte, name *string) ([]byte, error) {
 			return nil, err
 		}
 		o = &converterObject{p: p, conv: c}
+	case req.Role == wire.RoleTransformation && p.kind == wire.KindTransformation:
+		cfg, err := checkedConfig(p, req.Config)
+		if err != nil {
+			return nil, err
+		}
+		t := p.newTransformation()
+		if err := t.Configure(cfg); err != nil {
+			return nil, err
+		}
+		o = &transformObject{p: p, t: t}
+	case req.Role == wire.RolePredicate && p.kind == wire.KindPredicate:
+		cfg, err := checkedConfig(p, req.Config)
+		if err != nil {
+			return nil, err
+		}
+		pr := p.newPredicate()
+		if err := pr.Configure(cfg); err != nil {
+			return nil, err
+		}
+		o = &predicateObject{p: p, pred: pr}
 	default:
 		return nil, fmt.Errorf("%s is a %s plugin and cannot be opened as %q", p.info.Name, p.kind, req.Role)
 	}
@@ -293,7 +327,7 @@ func (d *dispatcher) newHandle() int32 {
 // checkedConfig fills in defaults and checks required keys, types and validators.
 func checkedConfig(p *plugin, raw map[string]string) (Config, error) {
 	if errs := checkConfig(p.info.Config, raw); len(errs) > 0 {
-		return nil, &configError{fmt.Sprintf("%s: invalid configuration: %s", p.info.Name, formatErrors(errs))}
+		return nil, &configError{msg: fmt.Sprintf("%s: invalid configuration: %s", p.info.Name, formatErrors(errs))}
 	}
 	return withDefaults(p.info.Config, raw), nil
 }
@@ -309,7 +343,11 @@ func (d *dispatcher) validate(in []byte, name *string) ([]byte, error) {
 	}
 	*name = p.info.Name
 	errs := mergeErrors(nil, checkConfig(p.info.Config, req.Config))
-	errs = mergeErrors(errs, p.validate(withDefaults(p.info.Config, req.Config)))
+	// A transformation or predicate validates with a trial Configure, which would only repeat what
+	// the checks above found.
+	if len(errs) == 0 || (p.kind != wire.KindTransformation && p.kind != wire.KindPredicate) {
+		errs = mergeErrors(errs, p.validate(withDefaults(p.info.Config, req.Config)))
+	}
 	return json.Marshal(wire.ValidateResponse{Errors: errs})
 }
 

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -116,11 +117,13 @@ func Split[T any](items []T, n int) [][]T {
 }
 
 type plugin struct {
-	info         Info
-	kind         wire.Kind
-	source       SourceConnector
-	sink         SinkConnector
-	newConverter func() Converter
+	info              Info
+	kind              wire.Kind
+	source            SourceConnector
+	sink              SinkConnector
+	newConverter      func() Converter
+	newTransformation func() Transformation
+	newPredicate      func() Predicate
 }
 
 func (p *plugin) class() string {
@@ -154,8 +157,25 @@ func (p *plugin) validate(cfg Config) map[string][]string {
 		return p.source.Validate(cfg)
 	case wire.KindSink:
 		return p.sink.Validate(cfg)
+	case wire.KindTransformation:
+		return configureErrors(p.newTransformation().Configure(cfg))
+	case wire.KindPredicate:
+		return configureErrors(p.newPredicate().Configure(cfg))
 	}
 	return nil
+}
+
+// configureErrors turns the error of a trial Configure into VALIDATE's per-key errors: under the key
+// an InvalidConfig error names, else under "" (the plugin's config as a whole).
+func configureErrors(err error) map[string][]string {
+	if err == nil {
+		return nil
+	}
+	var ce *configError
+	if errors.As(err, &ce) {
+		return map[string][]string{ce.key: {ce.msg}}
+	}
+	return map[string][]string{"": {err.Error()}}
 }
 
 func (p *plugin) taskConfigs(cfg Config, maxTasks int) ([]Config, error) {

@@ -42,6 +42,10 @@ func (o Op) String() string {
 		return "FROM_CONNECT"
 	case OpToConnect:
 		return "TO_CONNECT"
+	case OpTransform:
+		return "TRANSFORM"
+	case OpTest:
+		return "TEST"
 	}
 	return "UNKNOWN"
 }

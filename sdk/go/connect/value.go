@@ -1,0 +1,754 @@
+package connect
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// Struct is a value of a struct schema: one value per field, in the schema's order.
+type Struct struct {
+	schema *Schema
+	values []any
+}
+
+// NewStruct returns a struct of schema s with all fields null.
+func NewStruct(s *Schema) *Struct {
+	return &Struct{schema: s, values: make([]any, len(s.Fields))}
+}
+
+// Schema returns the struct's schema.
+func (s *Struct) Schema() *Schema { return s.schema }
+
+// Get returns the value of the named field; an unknown field is an error worded as Kafka's.
+func (s *Struct) Get(field string) (any, error) {
+	i := s.schema.FieldIndex(field)
+	if i < 0 {
+		return nil, fmt.Errorf("%s is not a valid field name", field)
+	}
+	return s.values[i], nil
+}
+
+// GetAt returns the value of field i.
+func (s *Struct) GetAt(i int) any { return s.values[i] }
+
+// Put sets the named field; an unknown field is an error.
+func (s *Struct) Put(field string, v any) error {
+	i := s.schema.FieldIndex(field)
+	if i < 0 {
+		return fmt.Errorf("%s is not a valid field name", field)
+	}
+	s.values[i] = v
+	return nil
+}
+
+// PutAt sets field i.
+func (s *Struct) PutAt(i int, v any) { s.values[i] = v }
+
+// MapEntry is one entry of a map whose keys are not strings.
+type MapEntry struct {
+	Key, Value any
+}
+
+// Decode returns the schema (nil: schemaless) and Go value of a key, value or header value. A
+// TagString is a string with the string schema, a TagBytes bytes with the optional bytes schema,
+// a TagNull nil with no schema.
+func Decode(d wire.Data) (*Schema, any, error) {
+	switch d.Tag {
+	case wire.TagNull:
+		return nil, nil, nil
+	case wire.TagString:
+		return StringSchema, string(d.Bytes), nil
+	case wire.TagBytes:
+		return OptionalBytesSchema, d.Bytes, nil
+	case wire.TagJSON:
+		s, err := ParseSchema(d.Schema)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := decodeJSON(d.Bytes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("invalid JSON payload: %w", err)
+		}
+		if s == nil {
+			return nil, schemaless(v), nil
+		}
+		gv, err := toGo(s, v, "payload")
+		return s, gv, err
+	}
+	return nil, nil, fmt.Errorf("unknown data tag %d", d.Tag)
+}
+
+// Encode returns the Data of a value with schema s (nil: schemaless). A non-null string with the
+// plain string schema becomes a TagString, bytes with the optional bytes schema a TagBytes, nil
+// without a schema (or with an optional schema without default) the null; everything else a TagJSON.
+func Encode(s *Schema, v any) (wire.Data, error) {
+	if s == nil {
+		if v == nil {
+			return wire.Null(), nil
+		}
+		b, err := appendValue(nil, nil, v, "")
+		if err != nil {
+			return wire.Data{}, err
+		}
+		return wire.JSON(nil, b), nil
+	}
+	if v == nil && s.Optional && s.Default == nil {
+		return wire.Null(), nil
+	}
+	if sv, ok := v.(string); ok && isPlain(s, TypeString, false) {
+		return wire.String(sv), nil
+	}
+	if bv, ok := v.([]byte); ok && isPlain(s, TypeBytes, true) {
+		return wire.Bytes(bv), nil
+	}
+	raw, err := s.JSON()
+	if err != nil {
+		return wire.Data{}, err
+	}
+	b, err := appendValue(nil, s, v, "")
+	if err != nil {
+		return wire.Data{}, err
+	}
+	return wire.JSON(raw, b), nil
+}
+
+func isPlain(s *Schema, t Type, optional bool) bool {
+	return s.Type == t && s.Optional == optional && s.Name == "" && s.Version == nil && s.Doc == "" &&
+		s.Parameters == nil && s.Default == nil
+}
+
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// schemaless converts decoded JSON to Connect's schemaless values: integers int64, fractions float64.
+func schemaless(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = schemaless(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = schemaless(e)
+		}
+	}
+	return v
+}
+
+func typeErr(s *Schema, v any, where string) error {
+	if where != "" {
+		return fmt.Errorf("Invalid value for schema type %s at %s: %s", s.Type.JavaName(), where, goType(v))
+	}
+	return fmt.Errorf("Invalid value for schema type %s: %s", s.Type.JavaName(), goType(v))
+}
+
+func goType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case json.Number:
+		return "number"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// toGo converts decoded JSON to the Go value of schema s (JsonConverter.convertToConnect).
+func toGo(s *Schema, v any, where string) (any, error) {
+	if v == nil {
+		if s.Default != nil {
+			return s.Default, nil
+		}
+		if s.Optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("Invalid null value for required %s field", s.Type.JavaName())
+	}
+	switch s.Type {
+	case TypeBoolean:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case TypeInt8, TypeInt16, TypeInt32, TypeInt64:
+		n, ok := v.(json.Number)
+		if !ok {
+			break
+		}
+		i, err := strconv.ParseInt(string(n), 10, intBits(s.Type))
+		if err != nil {
+			if f, ferr := n.Float64(); ferr == nil && f == math.Trunc(f) { // 1.0
+				i = int64(f)
+			} else {
+				return nil, typeErr(s, v, where)
+			}
+		}
+		switch s.Type {
+		case TypeInt8:
+			return int8(i), nil
+		case TypeInt16:
+			return int16(i), nil
+		case TypeInt32:
+			switch s.Name {
+			case DateName:
+				return time.UnixMilli(i * 86400000).UTC(), nil
+			case TimeName:
+				return time.UnixMilli(i).UTC(), nil
+			}
+			return int32(i), nil
+		}
+		if s.Name == TimestampName {
+			return time.UnixMilli(i).UTC(), nil
+		}
+		return i, nil
+	case TypeFloat32, TypeFloat64:
+		n, ok := v.(json.Number)
+		if !ok {
+			break
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return nil, typeErr(s, v, where)
+		}
+		if s.Type == TypeFloat32 {
+			return float32(f), nil
+		}
+		return f, nil
+	case TypeString:
+		if str, ok := v.(string); ok {
+			return str, nil
+		}
+	case TypeBytes:
+		if s.Name == DecimalName {
+			return decimalValue(s, v)
+		}
+		if str, ok := v.(string); ok {
+			b, err := base64.StdEncoding.DecodeString(str)
+			if err != nil {
+				return nil, fmt.Errorf("Invalid bytes field: %v", err)
+			}
+			return b, nil
+		}
+	case TypeArray:
+		a, ok := v.([]any)
+		if !ok {
+			break
+		}
+		for i, e := range a {
+			g, err := toGo(s.Items, e, where)
+			if err != nil {
+				return nil, err
+			}
+			a[i] = g
+		}
+		return a, nil
+	case TypeMap:
+		if s.Keys.Type == TypeString {
+			m, ok := v.(map[string]any)
+			if !ok {
+				break
+			}
+			for k, e := range m {
+				g, err := toGo(s.Values, e, where)
+				if err != nil {
+					return nil, err
+				}
+				m[k] = g
+			}
+			return m, nil
+		}
+		a, ok := v.([]any)
+		if !ok {
+			break
+		}
+		out := make([]MapEntry, len(a))
+		for i, e := range a {
+			pair, ok := e.([]any)
+			if !ok || len(pair) != 2 {
+				return nil, fmt.Errorf("Found invalid map entry instead of array tuple: %s", goType(e))
+			}
+			k, err := toGo(s.Keys, pair[0], where)
+			if err != nil {
+				return nil, err
+			}
+			val, err := toGo(s.Values, pair[1], where)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = MapEntry{k, val}
+		}
+		return out, nil
+	case TypeStruct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			break
+		}
+		st := NewStruct(s)
+		for i, f := range s.Fields {
+			g, err := toGo(f.Schema, m[f.Name], f.Name)
+			if err != nil {
+				return nil, err
+			}
+			st.values[i] = g
+		}
+		return st, nil
+	}
+	return nil, typeErr(s, v, where)
+}
+
+func intBits(t Type) int {
+	switch t {
+	case TypeInt8:
+		return 8
+	case TypeInt16:
+		return 16
+	case TypeInt32:
+		return 32
+	}
+	return 64
+}
+
+func decimalScale(s *Schema) int {
+	n, _ := strconv.Atoi(s.Parameters["scale"])
+	return n
+}
+
+// decimalValue reads a Decimal given as base64 two's complement bytes or as a JSON number.
+func decimalValue(s *Schema, v any) (any, error) {
+	scale := decimalScale(s)
+	switch x := v.(type) {
+	case string:
+		b, err := base64.StdEncoding.DecodeString(x)
+		if err != nil {
+			return nil, fmt.Errorf("Invalid bytes field: %v", err)
+		}
+		n := new(big.Int).SetBytes(b)
+		if len(b) > 0 && b[0]&0x80 != 0 {
+			n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+		}
+		return new(big.Rat).SetFrac(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)), nil
+	case json.Number:
+		r, ok := new(big.Rat).SetString(string(x))
+		if !ok {
+			return nil, fmt.Errorf("Invalid decimal %s", x)
+		}
+		return r, nil
+	}
+	return nil, typeErr(s, v, "")
+}
+
+// appendValue appends the JSON of v with schema s (nil: schemaless), as JsonConverter writes it.
+func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
+	if v == nil {
+		if s != nil && !s.Optional {
+			if s.Default != nil {
+				return appendValue(dst, s, s.Default, where)
+			}
+			if where != "" {
+				return nil, fmt.Errorf("Invalid value: null used for required field: %q, schema type: %s", where, s.Type.JavaName())
+			}
+			return nil, fmt.Errorf("Conversion error: null value for field that is required and has no default value")
+		}
+		return append(dst, "null"...), nil
+	}
+	if s == nil {
+		return appendSchemaless(dst, v)
+	}
+	bad := func() ([]byte, error) {
+		if where != "" {
+			return nil, fmt.Errorf("Invalid Java object for schema with type %s: %s for field: %q", s.Type.JavaName(), goType(v), where)
+		}
+		return nil, fmt.Errorf("Invalid Java object for schema with type %s: %s", s.Type.JavaName(), goType(v))
+	}
+	switch s.Type {
+	case TypeBoolean:
+		b, ok := v.(bool)
+		if !ok {
+			return bad()
+		}
+		return strconv.AppendBool(dst, b), nil
+	case TypeInt8, TypeInt16, TypeInt32, TypeInt64:
+		if t, ok := v.(time.Time); ok {
+			switch s.Name {
+			case DateName:
+				return strconv.AppendInt(dst, floorDiv(t.UnixMilli(), 86400000), 10), nil
+			case TimeName:
+				ms := t.UnixMilli() % 86400000
+				if ms < 0 {
+					ms += 86400000
+				}
+				return strconv.AppendInt(dst, ms, 10), nil
+			case TimestampName:
+				return strconv.AppendInt(dst, t.UnixMilli(), 10), nil
+			}
+			return bad()
+		}
+		n, ok := asInt64(v)
+		if !ok {
+			return bad()
+		}
+		return strconv.AppendInt(dst, n, 10), nil
+	case TypeFloat32, TypeFloat64:
+		var f float64
+		switch x := v.(type) {
+		case float32:
+			return appendFloat(dst, float64(x), 32), nil
+		case float64:
+			f = x
+		default:
+			n, ok := asInt64(v)
+			if !ok {
+				return bad()
+			}
+			f = float64(n)
+		}
+		return appendFloat(dst, f, 64), nil
+	case TypeString:
+		str, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		return appendString(dst, str), nil
+	case TypeBytes:
+		if r, ok := v.(*big.Rat); ok && s.Name == DecimalName {
+			b, err := decimalBytes(r, decimalScale(s))
+			if err != nil {
+				return nil, err
+			}
+			v = b
+		}
+		b, ok := v.([]byte)
+		if !ok {
+			return bad()
+		}
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, b)
+		return append(dst, '"'), nil
+	case TypeArray:
+		a, ok := v.([]any)
+		if !ok {
+			return bad()
+		}
+		dst = append(dst, '[')
+		for i, e := range a {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, s.Items, e, where); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case TypeMap:
+		var err error
+		switch m := v.(type) {
+		case map[string]any:
+			if s.Keys.Type != TypeString {
+				return bad()
+			}
+			dst = append(dst, '{')
+			for i, k := range sortedKeys(m) {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendString(dst, k)
+				dst = append(dst, ':')
+				if dst, err = appendValue(dst, s.Values, m[k], where); err != nil {
+					return nil, err
+				}
+			}
+			return append(dst, '}'), nil
+		case []MapEntry:
+			obj := s.Keys.Type == TypeString
+			if obj {
+				dst = append(dst, '{')
+			} else {
+				dst = append(dst, '[')
+			}
+			for i, e := range m {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				if !obj {
+					dst = append(dst, '[')
+				}
+				if dst, err = appendValue(dst, s.Keys, e.Key, where); err != nil {
+					return nil, err
+				}
+				if obj {
+					dst = append(dst, ':')
+				} else {
+					dst = append(dst, ',')
+				}
+				if dst, err = appendValue(dst, s.Values, e.Value, where); err != nil {
+					return nil, err
+				}
+				if !obj {
+					dst = append(dst, ']')
+				}
+			}
+			if obj {
+				return append(dst, '}'), nil
+			}
+			return append(dst, ']'), nil
+		}
+		return bad()
+	case TypeStruct:
+		st, ok := v.(*Struct)
+		if !ok {
+			return bad()
+		}
+		if st.schema != s && !sameSchema(st.schema, s) {
+			return nil, fmt.Errorf("Mismatching schema.")
+		}
+		dst = append(dst, '{')
+		for i, f := range s.Fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, f.Name)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendValue(dst, f.Schema, st.values[i], f.Name); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	return nil, fmt.Errorf("unknown schema type %q", s.Type)
+}
+
+// sameSchema compares two schemas by their JSON.
+func sameSchema(a, b *Schema) bool {
+	ja, erra := a.JSON()
+	jb, errb := b.JSON()
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+func appendFloat(dst []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		// Jackson writes NaN and Infinity as strings in JSON.
+		return appendString(dst, strconv.FormatFloat(f, 'g', -1, bits))
+	}
+	b := strconv.AppendFloat(dst, f, 'g', -1, bits)
+	// Java writes doubles with a fraction or exponent (1.0, 1.0E10); keep a fraction for whole numbers
+	// so that the value reads back as a floating point number.
+	tail := b[len(dst):]
+	if bytes.IndexAny(tail, ".eE") < 0 {
+		b = append(b, ".0"...)
+	}
+	return b
+}
+
+func appendSchemaless(dst []byte, v any) ([]byte, error) {
+	var err error
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case int8, int16, int32, int64, int:
+		n, _ := asInt64(v)
+		return strconv.AppendInt(dst, n, 10), nil
+	case float32:
+		return appendFloat(dst, float64(x), 32), nil
+	case float64:
+		return appendFloat(dst, x, 64), nil
+	case string:
+		return appendString(dst, x), nil
+	case []byte:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, x)
+		return append(dst, '"'), nil
+	case time.Time:
+		return strconv.AppendInt(dst, x.UnixMilli(), 10), nil
+	case *big.Rat:
+		return append(dst, x.FloatString(ratScale(x))...), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendSchemaless(dst, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		dst = append(dst, '{')
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			if dst, err = appendSchemaless(dst, x[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []MapEntry:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '[')
+			if dst, err = appendSchemaless(dst, e.Key); err != nil {
+				return nil, err
+			}
+			dst = append(dst, ',')
+			if dst, err = appendSchemaless(dst, e.Value); err != nil {
+				return nil, err
+			}
+			dst = append(dst, ']')
+		}
+		return append(dst, ']'), nil
+	case *Struct:
+		return appendValue(dst, x.schema, x, "")
+	case json.Number:
+		return append(dst, x...), nil
+	}
+	return nil, fmt.Errorf("Java class %s does not have corresponding schema type.", goType(v))
+}
+
+// ratScale returns the number of decimal places needed to write r exactly (at most 38).
+func ratScale(r *big.Rat) int {
+	for sc := 0; sc < 38; sc++ {
+		m := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(sc)), nil)))
+		if m.IsInt() {
+			return sc
+		}
+	}
+	return 38
+}
+
+// decimalBytes returns the unscaled value of r at scale as big-endian two's complement bytes.
+func decimalBytes(r *big.Rat, scale int) ([]byte, error) {
+	m := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
+	if !m.IsInt() {
+		return nil, fmt.Errorf("Decimal %s does not fit scale %d", r.FloatString(10), scale)
+	}
+	n := m.Num()
+	if n.Sign() >= 0 {
+		b := n.Bytes()
+		if len(b) == 0 || b[0]&0x80 != 0 {
+			b = append([]byte{0}, b...)
+		}
+		return b, nil
+	}
+	l := len(n.Bytes()) + 1
+	t := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), uint(8*l)), n).Bytes()
+	for len(t) > 1 && t[0] == 0xff && t[1]&0x80 != 0 {
+		t = t[1:]
+	}
+	return t, nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

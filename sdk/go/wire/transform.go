@@ -1,0 +1,207 @@
+package wire
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Operations of transformations and predicates (sdk/ABI.md §4, §5.6, §5.7).
+const (
+	OpTransform Op = 11
+	OpTest      Op = 12
+)
+
+// Kinds and roles of transformations and predicates (sdk/ABI.md §3, §4).
+const (
+	KindTransformation Kind = "transformation"
+	KindPredicate      Kind = "predicate"
+
+	RoleTransformation Role = "transformation"
+	RolePredicate      Role = "predicate"
+)
+
+// TransformStatus is the status byte of one entry of a TRANSFORM result (sdk/ABI.md §5.6).
+type TransformStatus uint8
+
+const (
+	// StatusRecord: a transformed record follows.
+	StatusRecord TransformStatus = 0
+	// StatusFailed: the transformation failed on this input record; an error class and message follow.
+	StatusFailed TransformStatus = 1
+	// StatusUnchanged: the input record passes through unchanged; nothing follows.
+	StatusUnchanged TransformStatus = 2
+)
+
+// DataException is the Java class Kafka's transformations throw for bad data; the default error class
+// of a record failure.
+const DataException = "org.apache.kafka.connect.errors.DataException"
+
+// RecordFailure says that a transformation or predicate failed on one input record, without failing
+// the rest of the batch. The host hands it to its error handling (errors.tolerance, the dead letter
+// queue).
+type RecordFailure struct {
+	// Input is the index of the failed record in the input batch.
+	Input int
+	// Class names the error's kind, as a Java exception class name for Kafka's DLQ context header
+	// __connect.errors.exception.class.name, e.g. org.apache.kafka.connect.errors.DataException. May be
+	// empty.
+	Class string
+	// Message is the error message.
+	Message string
+}
+
+func (f RecordFailure) Error() string {
+	if f.Class == "" {
+		return fmt.Sprintf("record %d: %s", f.Input, f.Message)
+	}
+	return fmt.Sprintf("record %d: %s: %s", f.Input, f.Class, f.Message)
+}
+
+// TransformedRecord is one output record of a TRANSFORM call.
+type TransformedRecord struct {
+	// Input is the index of the input record this record came from. Outputs are in input order; an
+	// input without an output was dropped (filtered).
+	Input int
+	// Unchanged reports that the guest passed the input through as it was (StatusUnchanged); Record
+	// is then the input record itself.
+	Unchanged bool
+	// Record is the transformed record. Its Offset, SourcePartition and SourceOffset are those of the
+	// input record: a transformation cannot change where a record came from.
+	Record Record
+}
+
+// AppendTransformRecord appends a StatusRecord entry. The record's Offset, SourcePartition and
+// SourceOffset are not sent (the host takes them from the input): they are written as -1 and empty.
+func AppendTransformRecord(dst []byte, input int, r *Record) []byte {
+	dst = AppendU32(dst, uint32(input))
+	dst = append(dst, byte(StatusRecord))
+	dst = AppendString(dst, r.Topic)
+	dst = AppendU32(dst, uint32(r.Partition))
+	dst = AppendI64(dst, -1)
+	dst = AppendI64(dst, r.Timestamp)
+	dst = AppendData(dst, r.Key)
+	dst = AppendData(dst, r.Value)
+	dst = AppendU32(dst, uint32(len(r.Headers)))
+	for _, h := range r.Headers {
+		dst = AppendString(dst, h.Key)
+		dst = AppendData(dst, h.Value)
+	}
+	dst = AppendU32(dst, 0)
+	return AppendU32(dst, 0)
+}
+
+// AppendTransformUnchanged appends a StatusUnchanged entry.
+func AppendTransformUnchanged(dst []byte, input int) []byte {
+	dst = AppendU32(dst, uint32(input))
+	return append(dst, byte(StatusUnchanged))
+}
+
+// AppendTransformFailed appends a StatusFailed entry.
+func AppendTransformFailed(dst []byte, input int, class, message string) []byte {
+	dst = AppendU32(dst, uint32(input))
+	dst = append(dst, byte(StatusFailed))
+	dst = AppendString(dst, class)
+	return AppendString(dst, message)
+}
+
+// DecodeTransformResult decodes the result of TRANSFORM for the batch inputs (sdk/ABI.md §5.6). It
+// checks that entries name existing inputs in non-decreasing order and that a failed or unchanged
+// input has exactly one entry; it copies Offset, SourcePartition and SourceOffset from the inputs
+// into the outputs. Byte fields alias b (or the inputs, for unchanged records).
+func DecodeTransformResult(b []byte, inputs []Record) ([]TransformedRecord, []RecordFailure, error) {
+	d := NewDecoder(b)
+	n := d.count("transform result", 5)
+	var out []TransformedRecord
+	var failed []RecordFailure
+	if n > 0 {
+		out = make([]TransformedRecord, 0, n)
+	}
+	last, lastSingle := -1, false
+	for i := 0; i < n && d.Err() == nil; i++ {
+		in := int(d.U32("transform result input"))
+		st := TransformStatus(d.U8("transform result status"))
+		if d.Err() != nil {
+			break
+		}
+		if in >= len(inputs) {
+			return nil, nil, fmt.Errorf("wire: transform result entry %d names input %d of a batch of %d", i, in, len(inputs))
+		}
+		if in < last {
+			return nil, nil, fmt.Errorf("wire: transform result entry %d names input %d after input %d: entries must follow the input order", i, in, last)
+		}
+		single := st == StatusFailed || st == StatusUnchanged
+		if in == last && (single || lastSingle) {
+			return nil, nil, fmt.Errorf("wire: transform result entry %d: input %d has more than one entry and one of them is failed or unchanged", i, in)
+		}
+		last, lastSingle = in, single
+		switch st {
+		case StatusRecord:
+			var r Record
+			d.Record(&r)
+			src := &inputs[in]
+			r.Offset, r.SourcePartition, r.SourceOffset = src.Offset, src.SourcePartition, src.SourceOffset
+			out = append(out, TransformedRecord{Input: in, Record: r})
+		case StatusUnchanged:
+			out = append(out, TransformedRecord{Input: in, Unchanged: true, Record: inputs[in]})
+		case StatusFailed:
+			failed = append(failed, RecordFailure{Input: in, Class: d.String("error class"), Message: d.String("error message")})
+		default:
+			return nil, nil, fmt.Errorf("wire: transform result entry %d has unknown status %d", i, st)
+		}
+	}
+	if err := d.finish("transform result"); err != nil {
+		return nil, nil, err
+	}
+	return slices.Clip(out), failed, nil
+}
+
+// Test result bytes (sdk/ABI.md §5.7).
+const (
+	TestNoMatch byte = 0
+	TestMatch   byte = 1
+	TestFailed  byte = 2
+)
+
+// AppendTestResult appends the result of TEST: one status byte per input record (TestNoMatch,
+// TestMatch or TestFailed), then the class and message of each failed record in order. failures
+// must have one element per TestFailed byte, in order; their Input fields are not sent.
+func AppendTestResult(dst []byte, statuses []byte, failures []RecordFailure) []byte {
+	dst = AppendU32(dst, uint32(len(statuses)))
+	dst = append(dst, statuses...)
+	for _, f := range failures {
+		dst = AppendString(dst, f.Class)
+		dst = AppendString(dst, f.Message)
+	}
+	return dst
+}
+
+// DecodeTestResult decodes the result of TEST for a batch of n records: whether each matched, and
+// the records the predicate failed on (they do not match).
+func DecodeTestResult(b []byte, n int) ([]bool, []RecordFailure, error) {
+	d := NewDecoder(b)
+	count := int(d.U32("test result count"))
+	if d.Err() == nil && count != n {
+		return nil, nil, fmt.Errorf("wire: test result has %d entries for %d records", count, n)
+	}
+	st := d.take("test result", whole, n)
+	if d.Err() != nil {
+		return nil, nil, d.Err()
+	}
+	matches := make([]bool, n)
+	var failed []RecordFailure
+	for i, s := range st {
+		switch s {
+		case TestNoMatch:
+		case TestMatch:
+			matches[i] = true
+		case TestFailed:
+			failed = append(failed, RecordFailure{Input: i, Class: d.String("error class"), Message: d.String("error message")})
+		default:
+			return nil, nil, fmt.Errorf("wire: test result for record %d is %d, want 0, 1 or 2", i, s)
+		}
+	}
+	if err := d.finish("test result"); err != nil {
+		return nil, nil, err
+	}
+	return matches, failed, nil
+}
