@@ -7,15 +7,14 @@ const (
 	opBlock           = 0x02
 	opLoop            = 0x03
 	opIf              = 0x04
-	opElse            = 0x05
 	opLegacyTry       = 0x06
 	opLegacyCatch     = 0x07
 	opThrow           = 0x08
 	opLegacyRethrow   = 0x09
-	opThrowRef        = 0x0a
 	opEnd             = 0x0b
 	opBrTable         = 0x0e
 	opCall            = 0x10
+	opReturnCall      = 0x12
 	opLegacyDelegate  = 0x18
 	opLegacyCatchAll  = 0x19
 	opSelectT         = 0x1c
@@ -35,7 +34,6 @@ const (
 	opI64Add          = 0x7c
 	opI64Sub          = 0x7d
 	opI64Mul          = 0x7e
-	opReturnCall      = 0x12
 	opRefNull         = 0xd0
 	opRefFunc         = 0xd2
 	opPrefixMisc      = 0xfc
