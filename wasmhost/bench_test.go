@@ -21,6 +21,8 @@ type unbounded struct{}
 
 func (unbounded) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig { return rc }
 func (unbounded) prepare(b []byte) ([]byte, error)                       { return b, nil }
+func (unbounded) setup(context.Context, wazero.Runtime) error            { return nil }
+func (unbounded) release(api.Module)                                     {}
 func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
 	return ctx, func() {}
 }
@@ -30,7 +32,7 @@ func forEachBound(b *testing.B, fn func(b *testing.B, h *Host, s *Session)) {
 	for _, bound := range []struct {
 		name string
 		cpu  cpuBound
-	}{{"bound=deadline", nil}, {"bound=none", unbounded{}}} {
+	}{{"bound=fuel", nil}, {"bound=deadline", deadlineBound{timeout: DefaultCallTimeout}}, {"bound=none", unbounded{}}} {
 		b.Run(bound.name, func(b *testing.B) {
 			h, _ := newTestHostBound(b, Config{}, bound.cpu)
 			s := h.NewSession(Env{Connector: "bench", Task: 0, Logger: slog.New(slog.DiscardHandler)})

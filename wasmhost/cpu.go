@@ -22,8 +22,12 @@ import (
 // classify recognises a timeout.
 type cpuBound interface {
 	configure(wazero.RuntimeConfig) wazero.RuntimeConfig
+	// setup runs once on the new runtime, before any module is compiled (fuel: its host module).
+	setup(ctx context.Context, rt wazero.Runtime) error
 	prepare(wasm []byte) ([]byte, error)
 	start(ctx context.Context, mod api.Module) (context.Context, context.CancelFunc)
+	// release forgets an instance that is being closed.
+	release(mod api.Module)
 }
 
 // deadlineBound is the interim CPU bound: wazero's WithCloseOnContextDone plus a deadline per call.
@@ -42,7 +46,9 @@ func (d deadlineBound) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig {
 	return rc.WithCloseOnContextDone(true)
 }
 
-func (deadlineBound) prepare(wasm []byte) ([]byte, error) { return wasm, nil }
+func (deadlineBound) setup(context.Context, wazero.Runtime) error { return nil }
+func (deadlineBound) prepare(wasm []byte) ([]byte, error)         { return wasm, nil }
+func (deadlineBound) release(api.Module)                          {}
 
 func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d.timeout)

@@ -1,6 +1,8 @@
 package wasmhost
 
 import (
+	"github.com/wasmconnect/wasmconnect/wasmhost/internal/fuel"
+
 	"context"
 	"errors"
 	"fmt"
@@ -130,5 +132,5 @@ func isTimeout(err error) bool {
 	if errors.As(err, &exit) {
 		return exit.ExitCode() == sys.ExitCodeDeadlineExceeded
 	}
-	return errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, fuel.ErrCPUBudgetExceeded)
 }

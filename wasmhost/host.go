@@ -122,7 +122,7 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	cfg.FSAllow = allow
 
 	if cpu == nil {
-		cpu = deadlineBound{timeout: cfg.CallTimeout}
+		cpu = newFuelBound(cfg.CallTimeout, cfg.CacheDir)
 	}
 	h := &Host{
 		cfg:     cfg,
@@ -144,6 +144,10 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
 		h.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
+	}
+	if err := h.cpu.setup(ctx, h.rt); err != nil {
+		h.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: CPU bound: %w", err)
 	}
 	if err := instantiateHostModule(ctx, h.rt); err != nil {
 		h.Close(ctx)

@@ -139,6 +139,7 @@ func (in *instance) fail(plugin, op string, cause error, elapsed time.Duration) 
 	te.OutOfMemory = !te.Timeout && (te.memBytes+slack >= te.memLimit ||
 		strings.Contains(strings.ToLower(te.Stderr), "out of memory"))
 	in.failed = te
+	in.h.cpu.release(in.mod)
 	in.mod.Close(context.Background())
 	in.log.Error("plugin instance failed and was discarded", "op", op, "plugin", plugin, "error", firstLine(te.Error()))
 	return te
@@ -158,6 +159,7 @@ func (in *instance) close(ctx context.Context, cause error) {
 	}
 	if in.failed == nil {
 		in.failed = cause
+		in.h.cpu.release(in.mod)
 		in.mod.Close(ctx)
 	}
 	in.stdout.flush()

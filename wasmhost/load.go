@@ -14,6 +14,8 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/wasmconnect/wasmconnect/wasmhost/internal/fuel"
+
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -219,6 +221,8 @@ func checkShape(m *module) error {
 		switch {
 		case mod == "wasi_snapshot_preview1":
 		case mod == "wasmconnect" && (name == "log" || name == "offset_get"):
+		case mod == fuel.ImportModule && name == fuel.ImportName:
+			// Added by the fuel rewrite, which refuses modules that import it themselves.
 		default:
 			problems = append(problems, fmt.Sprintf("imports %s.%s, which the host does not provide (it offers wasmconnect.log, wasmconnect.offset_get and wasi_snapshot_preview1)", mod, name))
 		}
