@@ -1,0 +1,11 @@
+package main
+
+func init() {
+	registerFieldTransforms()
+	registerSchemaTransforms()
+	registerRouters()
+	registerHeaderTransforms()
+	registerPredicates()
+}
+
+func main() {}
