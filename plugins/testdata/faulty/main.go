@@ -22,6 +22,8 @@ func init() {
 				Documentation: "How many polls succeed before the fault."},
 			{Name: "topic", Default: new("faulty"), Importance: sdk.Medium, Documentation: "The topic of the records."},
 			{Name: "file", Default: new("/etc/passwd"), Importance: sdk.Low, Documentation: "The file the fs fault opens."},
+			{Name: "poll.interval.ms", Type: sdk.TypeInt, Default: new("0"), Importance: sdk.Low,
+				Documentation: "Minimum time between records; polls in between return nothing (0: a record on every poll)."},
 		},
 	}, connector{})
 }
@@ -32,8 +34,14 @@ type connector struct{}
 
 func (connector) Validate(sdk.Config) map[string][]string { return nil }
 
+// TaskConfigs makes tasks.max tasks, so that cluster tests have work to spread.
 func (connector) TaskConfigs(cfg sdk.Config, maxTasks int) ([]sdk.Config, error) {
-	return []sdk.Config{cfg}, nil
+	out := make([]sdk.Config, maxTasks)
+	for i := range out {
+		out[i] = cfg.Clone()
+		out[i]["task.index"] = fmt.Sprint(i)
+	}
+	return out, nil
 }
 
 func (connector) NewTask() sdk.SourceTask { return &task{} }
@@ -45,11 +53,18 @@ type task struct {
 	topic string
 	file  string
 	polls int
+
+	interval time.Duration
+	last     time.Time
 }
 
 func (t *task) Start(ctx *sdk.TaskContext, cfg sdk.Config) (err error) {
 	t.ctx, t.fault, t.topic, t.file = ctx, cfg["fault"], cfg["topic"], cfg["file"]
-	t.after, err = cfg.Int("after.polls", 0)
+	if t.after, err = cfg.Int("after.polls", 0); err != nil {
+		return err
+	}
+	ms, err := cfg.Int("poll.interval.ms", 0)
+	t.interval = time.Duration(ms) * time.Millisecond
 	return err
 }
 
@@ -57,6 +72,10 @@ func (t *task) Start(ctx *sdk.TaskContext, cfg sdk.Config) (err error) {
 var hog [][]byte
 
 func (t *task) Poll() ([]sdk.SourceRecord, error) {
+	if t.interval > 0 && time.Since(t.last) < t.interval {
+		return nil, nil
+	}
+	t.last = time.Now()
 	t.polls++
 	if t.polls > t.after {
 		switch t.fault {
@@ -98,7 +117,7 @@ func (t *task) Poll() ([]sdk.SourceRecord, error) {
 		Topic:           t.topic,
 		Value:           sdk.String(fmt.Sprintf("poll %d", t.polls)),
 		Timestamp:       time.Now(),
-		SourcePartition: map[string]any{"faulty": t.ctx.Connector()},
+		SourcePartition: map[string]any{"faulty": t.ctx.Connector(), "task": t.ctx.Task()},
 		SourceOffset:    map[string]any{"poll": t.polls},
 	}}, nil
 }
