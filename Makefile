@@ -1,12 +1,12 @@
 # wasmconnect: a Kafka Connect worker whose plugins are WebAssembly modules.
 GO       ?= go
 BIN      := bin/wasmconnect
-PLUGINS  := file converters
+PLUGINS  := file converters transforms
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
 
-.PHONY: all build plugins run test bench vet clean
+.PHONY: all build plugins example-transforms run test bench vet clean
 
 all: build
 
@@ -24,6 +24,13 @@ build/plugins/%.wasm: FORCE
 build/testplugins/%.wasm: FORCE
 	@mkdir -p $(@D)
 	$(GUEST) -o $@ ./plugins/testdata/$*
+
+# The C transformation of examples/transforms (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32).
+example-transforms: build/examples/uppercase.wasm
+
+build/examples/uppercase.wasm: examples/transforms/uppercase/uppercase.c
+	@mkdir -p $(@D)
+	clang --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -o $@ $<
 
 # Embedded broker + worker + the example connectors, REST on http://127.0.0.1:8083.
 run: build

@@ -123,13 +123,13 @@ func canon(b []byte) string {
 // tcase is one transformation case: a class, a config, an input record and what Kafka's
 // transformation gives for it.
 type tcase struct {
-	name   string
-	class  string
-	cfg    map[string]string
-	in     wire.Record
-	want   *wire.Record // nil with err == "" and !dropped: unchanged
-	err    string       // a record failure containing this
-	drop   bool
+	name  string
+	class string
+	cfg   map[string]string
+	in    wire.Record
+	want  *wire.Record // nil with err == "" and !dropped: unchanged
+	err   string       // a record failure containing this
+	drop  bool
 }
 
 func runCases(t *testing.T, cases []tcase) {

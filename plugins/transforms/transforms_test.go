@@ -39,7 +39,7 @@ func TestInsertField(t *testing.T) {
 					`{"magic":1,"off":42,"ts":1483425001864}`)
 			})},
 		{name: "key", class: "InsertField$Key", cfg: map[string]string{"static.field": "k", "static.value": "v"},
-			in: sourceRec(js("", `{"id":1}`), wire.String("x")),
+			in:   sourceRec(js("", `{"id":1}`), wire.String("x")),
 			want: with(sourceRec(js("", `{"id":1,"k":"v"}`), wire.String("x")), func(*wire.Record) {})},
 		{name: "tombstone passes through", class: "InsertField$Value", cfg: cfg, in: sourceRec(wire.Null(), wire.Null())},
 		{name: "offset of a source record", class: "InsertField$Value", cfg: map[string]string{"offset.field": "off"}, in: schemaless,

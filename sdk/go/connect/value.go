@@ -76,15 +76,11 @@ func Decode(d wire.Data) (*Schema, any, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		v, err := decodeJSON(d.Bytes)
+		v, err := parsePayload(s, d.Bytes)
 		if err != nil {
-			return nil, nil, fmt.Errorf("invalid JSON payload: %w", err)
+			return nil, nil, err
 		}
-		if s == nil {
-			return nil, schemaless(v), nil
-		}
-		gv, err := toGo(s, v, "payload")
-		return s, gv, err
+		return s, v, nil
 	}
 	return nil, nil, fmt.Errorf("unknown data tag %d", d.Tag)
 }
@@ -139,27 +135,6 @@ func decodeJSON(b []byte) (any, error) {
 		return nil, errors.New("unexpected data after the JSON value")
 	}
 	return v, nil
-}
-
-// schemaless converts decoded JSON to Connect's schemaless values: integers int64, fractions float64.
-func schemaless(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = schemaless(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = schemaless(e)
-		}
-	}
-	return v
 }
 
 func typeErr(s *Schema, v any, where string) error {

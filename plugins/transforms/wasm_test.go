@@ -1,0 +1,261 @@
+//go:build !wasip1
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
+)
+
+// The tests and benchmarks in this file build this package to WebAssembly with the documented
+// command and run it in the worker's plugin host (wasmhost).
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+func buildModule(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "wasmconnect-transforms-"); buildErr != nil {
+			return
+		}
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(buildDir, "transforms.wasm"), ".")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building the module: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	return buildDir
+}
+
+func newHost(tb testing.TB) *wasmhost.Host {
+	tb.Helper()
+	ctx := context.Background()
+	h, err := wasmhost.New(ctx, wasmhost.Config{
+		PluginPath:       []string{buildModule(tb)},
+		CallTimeout:      10 * time.Second,
+		MemoryLimitBytes: 128 << 20,
+		CacheDir:         filepath.Join(os.TempDir(), "wasmconnect-transforms-test-cache"),
+		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { h.Close(ctx) })
+	if errs := h.LoadErrors(); len(errs) > 0 {
+		tb.Fatalf("load errors: %v", errs)
+	}
+	return h
+}
+
+func openIn(tb testing.TB, h *wasmhost.Host, s *wasmhost.Session, class string, kind wire.Kind, cfg map[string]string) *wasmhost.Object {
+	tb.Helper()
+	p, err := h.Resolve(class, kind)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	role := wire.RoleTransformation
+	if kind == wire.KindPredicate {
+		role = wire.RolePredicate
+	}
+	o, err := s.Open(context.Background(), p, role, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return o
+}
+
+var allClasses = []string{
+	"Cast$Key", "Cast$Value", "DropHeaders", "ExtractField$Key", "ExtractField$Value", "Filter", "Flatten$Key", "Flatten$Value",
+	"HeaderFrom$Key", "HeaderFrom$Value", "HoistField$Key", "HoistField$Value", "InsertField$Key", "InsertField$Value", "InsertHeader",
+	"MaskField$Key", "MaskField$Value", "RegexRouter", "ReplaceField$Key", "ReplaceField$Value", "SetSchemaMetadata$Key",
+	"SetSchemaMetadata$Value", "TimestampConverter$Key", "TimestampConverter$Value", "TimestampRouter", "ValueToKey",
+	"predicates.HasHeaderKey", "predicates.RecordIsTombstone", "predicates.TopicNameMatches",
+}
+
+func TestModuleDescribesAllPlugins(t *testing.T) {
+	h := newHost(t)
+	got := map[string]wire.Kind{}
+	for _, p := range h.Plugins() {
+		got[p.Class] = p.Kind
+	}
+	if len(got) != len(allClasses) {
+		t.Errorf("%d plugins, want %d: %v", len(got), len(allClasses), got)
+	}
+	for _, c := range allClasses {
+		want := wire.KindTransformation
+		if strings.HasPrefix(c, "predicates.") {
+			want = wire.KindPredicate
+		}
+		if k := got["org.apache.kafka.connect.transforms."+c]; k != want {
+			t.Errorf("%s: kind %q, want %q", c, k, want)
+		}
+	}
+	// Short names resolve too.
+	if p, err := h.Resolve("InsertField$Value", wire.KindTransformation); err != nil || p.Class != "org.apache.kafka.connect.transforms.InsertField$Value" {
+		t.Errorf("InsertField$Value: %+v %v", p, err)
+	}
+	// Validation reports Kafka's messages per key.
+	p, _ := h.Resolve("org.apache.kafka.connect.transforms.Cast$Value", wire.KindTransformation)
+	errs, err := h.Validate(context.Background(), p, map[string]string{"spec": "a:decimal"})
+	if err != nil || len(errs["spec"]) == 0 || !strings.Contains(errs["spec"][0], "Invalid type found in casting spec: decimal") {
+		t.Errorf("Validate: %v %v", errs, err)
+	}
+}
+
+// TestChainInWasm runs a chain through one instance of the module, as a task would: a predicate
+// decides where a transformation applies, and three transformations follow each other.
+func TestChainInWasm(t *testing.T) {
+	h := newHost(t)
+	ctx := context.Background()
+	s := h.NewSession(wasmhost.Env{Connector: "chain", Task: 0})
+	defer s.Close(ctx)
+	insert := openIn(t, h, s, "org.apache.kafka.connect.transforms.InsertField$Value", wire.KindTransformation,
+		map[string]string{"static.field": "source", "static.value": "wasm", "topic.field": "topic"})
+	mask := openIn(t, h, s, "org.apache.kafka.connect.transforms.MaskField$Value", wire.KindTransformation, map[string]string{"fields": "ssn"})
+	route := openIn(t, h, s, "org.apache.kafka.connect.transforms.RegexRouter", wire.KindTransformation,
+		map[string]string{"regex": "(.*)-raw", "replacement": "$1-clean"})
+	isTomb := openIn(t, h, s, "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone", wire.KindPredicate, nil)
+	filter := openIn(t, h, s, "Filter", wire.KindTransformation, nil)
+
+	schema := []byte(`{"type":"struct","fields":[{"type":"string","optional":false,"field":"name"},{"type":"string","optional":true,"field":"ssn"}],"optional":false}`)
+	in := []wire.Record{
+		{Topic: "people-raw", Partition: 0, Offset: 7, Timestamp: -1, Value: wire.JSON(schema, []byte(`{"name":"Ada","ssn":"123-45"}`))},
+		{Topic: "people-raw", Partition: 0, Offset: 8, Timestamp: -1, Value: wire.Null()},
+		{Topic: "people-raw", Partition: 0, Offset: 9, Timestamp: -1, Value: wire.JSON(nil, []byte(`["not","a","map"]`))},
+		{Topic: "other", Partition: 1, Offset: 3, Timestamp: -1, Value: wire.JSON(nil, []byte(`{"name":"Bob","ssn":"999"}`))},
+	}
+	// Drop tombstones: Filter applies where the predicate matches.
+	tomb, failed, err := isTomb.Test(ctx, in)
+	if err != nil || len(failed) != 0 || fmt.Sprint(tomb) != "[false true false false]" {
+		t.Fatalf("Test: %v %v %v", tomb, failed, err)
+	}
+	dropped, _, err := filter.Transform(ctx, []wire.Record{in[1]})
+	if err != nil || len(dropped) != 0 {
+		t.Fatalf("Filter: %+v %v", dropped, err)
+	}
+	recs := []wire.Record{in[0], in[2], in[3]}
+	inputs := []int{0, 2, 3} // index in `in` of each record of recs
+	var allFailed []wire.RecordFailure
+	for _, tr := range []*wasmhost.Object{insert, mask, route} {
+		out, failed, err := tr.Transform(ctx, recs)
+		if err != nil {
+			t.Fatalf("%s: %v", tr.Plugin().Name, err)
+		}
+		for _, f := range failed {
+			f.Input = inputs[f.Input]
+			allFailed = append(allFailed, f)
+		}
+		next, nextInputs := make([]wire.Record, len(out)), make([]int, len(out))
+		for i, o := range out {
+			next[i], nextInputs[i] = o.Record, inputs[o.Input]
+		}
+		recs, inputs = next, nextInputs
+	}
+	if len(allFailed) != 1 || allFailed[0].Input != 2 || allFailed[0].Class != wire.DataException ||
+		allFailed[0].Message != "Only Map objects supported in absence of schema for [field insertion], found: java.util.ArrayList" {
+		t.Fatalf("failures: %+v", allFailed)
+	}
+	if len(recs) != 2 || fmt.Sprint(inputs) != "[0 3]" {
+		t.Fatalf("outputs %+v from inputs %v", recs, inputs)
+	}
+	a, b := recs[0], recs[1]
+	if a.Topic != "people-clean" || a.Offset != 7 ||
+		string(a.Value.Schema) != `{"type":"struct","fields":[{"type":"string","optional":false,"field":"name"},{"type":"string","optional":true,"field":"ssn"},`+
+			`{"type":"string","optional":true,"field":"topic"},{"type":"string","optional":true,"field":"source"}],"optional":false}` ||
+		string(a.Value.Bytes) != `{"name":"Ada","ssn":"","topic":"people-raw","source":"wasm"}` {
+		t.Errorf("record 0: topic %s offset %d value %s %s", a.Topic, a.Offset, a.Value.Schema, a.Value.Bytes)
+	}
+	if b.Topic != "other" || b.Partition != 1 || b.Offset != 3 || string(b.Value.Bytes) != `{"name":"Bob","source":"wasm","ssn":"","topic":"other"}` {
+		t.Errorf("record 3: topic %s offset %d value %s", b.Topic, b.Offset, b.Value.Bytes)
+	}
+}
+
+// benchBatch is 1000 records with a struct value and a schema, as JsonConverter reads them.
+func benchBatch() []wire.Record {
+	schema := []byte(`{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":false,"field":"name"},` +
+		`{"type":"string","optional":true,"field":"email"},{"type":"double","optional":false,"field":"amount"}],"optional":false,"name":"order"}`)
+	rs := make([]wire.Record, 1000)
+	for i := range rs {
+		rs[i] = wire.Record{Topic: "orders-raw", Partition: int32(i % 3), Offset: int64(i), Timestamp: 1700000000000 + int64(i),
+			Key: wire.String(fmt.Sprintf("k%d", i)),
+			Value: wire.JSON(schema, fmt.Appendf(nil, `{"id":%d,"name":"customer %d","email":"c%d@example.com","amount":%d.25}`, i, i, i, i))}
+	}
+	return rs
+}
+
+// BenchmarkChain measures records/s of a batch of 1000 through InsertField$Value, MaskField$Value
+// and RegexRouter in one instance, next to a pass-through transformation (the cost of a TRANSFORM
+// call on the batch alone) and the host's encoding and decoding of the batch without any call.
+func BenchmarkChain(b *testing.B) {
+	h := newHost(b)
+	ctx := context.Background()
+	batch := benchBatch()
+	run := func(b *testing.B, chain []*wasmhost.Object) {
+		b.ReportAllocs()
+		for b.Loop() {
+			recs := batch
+			for _, tr := range chain {
+				out, failed, err := tr.Transform(ctx, recs)
+				if err != nil || len(failed) > 0 || len(out) != len(batch) {
+					b.Fatalf("%s: %d outputs, %v, %v", tr.Plugin().Name, len(out), failed, err)
+				}
+				recs = recs[:0:0]
+				for _, o := range out {
+					recs = append(recs, o.Record)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "records/s")
+	}
+	b.Run("no-transform", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = wire.AppendRecords(buf[:0], batch)
+			if _, err := wire.DecodeRecords(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+	s := h.NewSession(wasmhost.Env{Connector: "bench"})
+	defer s.Close(ctx)
+	pass := openIn(b, h, s, "RegexRouter", wire.KindTransformation, map[string]string{"regex": "nomatch", "replacement": "x"})
+	b.Run("pass-through", func(b *testing.B) { run(b, []*wasmhost.Object{pass}) })
+	chain := []*wasmhost.Object{
+		openIn(b, h, s, "InsertField$Value", wire.KindTransformation, map[string]string{"static.field": "source", "static.value": "bench", "timestamp.field": "ts"}),
+		openIn(b, h, s, "MaskField$Value", wire.KindTransformation, map[string]string{"fields": "email"}),
+		openIn(b, h, s, "RegexRouter", wire.KindTransformation, map[string]string{"regex": "(.*)-raw", "replacement": "$1"}),
+	}
+	b.Run("InsertField+MaskField+RegexRouter", func(b *testing.B) { run(b, chain) })
+	b.Run("RegexRouter", func(b *testing.B) { run(b, chain[2:]) })
+}
