@@ -127,23 +127,47 @@ func decodeString(m map[string]json.RawMessage, key string) (s string, ok bool, 
 	return s, true, nil
 }
 
-// decodeConfig turns the members of a config object into a flat string map. Every value must be a
-// JSON string; the first offending key (in sorted order) is reported.
-func decodeConfig(m map[string]json.RawMessage) (map[string]string, error) {
+// configValue reads one config value as Kafka's Jackson reads a String: a JSON string as is, a number
+// as written ("tasks.max": 1 is "1", 1.50 is "1.50"), a boolean as "true" or "false". null gives
+// isNull; objects and arrays are 400s that name the key.
+func configValue(key string, raw json.RawMessage) (v string, isNull bool, err error) {
+	switch kind := jsonKind(raw); kind {
+	case "string":
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return "", false, connect.BadRequest("Invalid JSON in request body: %v", err)
+		}
+		return v, false, nil
+	case "number", "boolean":
+		return string(bytes.TrimSpace(raw)), false, nil
+	case "null":
+		return "", true, nil
+	default:
+		return "", false, connect.BadRequest("config value for %q must be a string, got %s", key, kind)
+	}
+}
+
+// sortedKeys returns the keys of m, sorted, so that the first offending key is reported.
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	return keys
+}
+
+// decodeConfig turns the members of a config object into a flat string map. Values are strings,
+// numbers or booleans (see configValue); null, objects and arrays are 400s naming the first offending
+// key in sorted order.
+func decodeConfig(m map[string]json.RawMessage) (map[string]string, error) {
 	out := make(map[string]string, len(m))
-	for _, k := range keys {
-		raw := m[k]
-		if kind := jsonKind(raw); kind != "string" {
-			return nil, connect.BadRequest("config value for %q must be a string, got %s", k, kind)
+	for _, k := range sortedKeys(m) {
+		v, isNull, err := configValue(k, m[k])
+		if err != nil {
+			return nil, err
 		}
-		var v string
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, connect.BadRequest("Invalid JSON in request body: %v", err)
+		if isNull {
+			return nil, connect.BadRequest("config value for %q must be a string, got null", k)
 		}
 		out[k] = v
 	}
@@ -242,4 +266,104 @@ func validateName(name string) error {
 		return connect.BadRequest("Connector name %q is invalid: it contains '/', so no URL path could address it", name)
 	}
 	return nil
+}
+
+// decodePatch parses the body of PATCH /connectors/{name}/config: a flat object whose null values
+// remove keys (nil in the result).
+func decodePatch(body []byte) (map[string]*string, error) {
+	m, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*string, len(m))
+	for _, k := range sortedKeys(m) {
+		v, isNull, err := configValue(k, m[k])
+		if err != nil {
+			return nil, err
+		}
+		if isNull {
+			out[k] = nil
+			continue
+		}
+		out[k] = &v
+	}
+	return out, nil
+}
+
+// errNoOffsets is Kafka's 400 for a PATCH /connectors/{name}/offsets without offsets.
+var errNoOffsets = connect.BadRequest("Partitions / offsets need to be provided for an alter offsets request")
+
+// decodeOffsets parses the body of PATCH /connectors/{name}/offsets:
+// {"offsets":[{"partition":{...},"offset":{...}|null}]}. Numbers are kept as json.Number. A missing,
+// null or empty list is Kafka's 400; a partition or offset that is neither an object nor null is a 400.
+func decodeOffsets(body []byte) ([]connect.ConnectorOffset, error) {
+	m, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	raw, found := m["offsets"]
+	if !found || jsonKind(raw) == "null" {
+		return nil, errNoOffsets
+	}
+	if k := jsonKind(raw); k != "array" {
+		return nil, connect.BadRequest(`"offsets" must be a JSON array, got %s`, k)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, syntaxError(body, err)
+	}
+	if len(elems) == 0 {
+		return nil, errNoOffsets
+	}
+	out := make([]connect.ConnectorOffset, 0, len(elems))
+	for i, e := range elems {
+		if k := jsonKind(e); k != "object" {
+			return nil, connect.BadRequest(`"offsets"[%d] must be a JSON object, got %s`, i, k)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(e, &members); err != nil {
+			return nil, syntaxError(body, err)
+		}
+		var o connect.ConnectorOffset
+		for _, f := range []struct {
+			key string
+			dst *map[string]any
+		}{{"partition", &o.Partition}, {"offset", &o.Offset}} {
+			v, ok := members[f.key]
+			if !ok || jsonKind(v) == "null" {
+				continue
+			}
+			if k := jsonKind(v); k != "object" {
+				return nil, connect.BadRequest(`"offsets"[%d].%s must be a JSON object or null, got %s`, i, f.key, k)
+			}
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.UseNumber()
+			if err := dec.Decode(f.dst); err != nil {
+				return nil, connect.BadRequest("Invalid JSON in request body: %v", err)
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// decodeLevel parses the body of PUT /admin/loggers/{name}: {"level":"DEBUG"}. Like Kafka, a missing
+// or null level is a 400 and other members are ignored; the level itself is checked by the caller.
+func decodeLevel(body []byte) (string, error) {
+	m, err := decodeObject(body)
+	if err != nil {
+		return "", err
+	}
+	raw, found := m["level"]
+	if !found {
+		return "", connect.BadRequest("Desired 'level' parameter was not specified in request.")
+	}
+	v, isNull, err := configValue("level", raw)
+	if err != nil {
+		return "", connect.BadRequest(`"level" must be a string, got %s`, jsonKind(raw))
+	}
+	if isNull {
+		return "", connect.BadRequest("Desired 'level' parameter was not specified in request.")
+	}
+	return v, nil
 }

@@ -30,8 +30,22 @@
 //	GET    /connectors/{name}/tasks-config     {"x-0":{...}} (deprecated in Kafka, kept for old clients)
 //	GET    /connectors/{name}/tasks/{t}/status TaskState
 //	POST   /connectors/{name}/tasks/{t}/restart 204
+//	PATCH  /connectors/{name}/config           200, merge patch: null removes a key (KIP-477)
+//	GET    /connectors/{name}/topics           {"name":{"topics":[...]}} (KIP-558; 403 when disabled)
+//	PUT    /connectors/{name}/topics/reset     202
+//	GET    /connectors/{name}/offsets          {"offsets":[{"partition":{},"offset":{}}]} (KIP-875)
+//	PATCH  /connectors/{name}/offsets          200 {"message":...}; 400 empty list or not STOPPED
+//	DELETE /connectors/{name}/offsets          200 {"message":...}; 400 not STOPPED
 //	GET    /connector-plugins[?connectorsOnly=true|false]
+//	GET    /connector-plugins/{plugin}/config  [ConfigKeyInfo]
+//	PUT    /connector-plugins/{plugin}/config/validate  200 ConfigInfos (also with errors)
+//	GET    /admin/loggers                      {"root":{"level":"INFO","last_modified":null},...}
+//	GET    /admin/loggers/{name}               {"level":...,"last_modified":...}; 404 unknown
+//	PUT    /admin/loggers/{name}?scope=worker|cluster  200 [changed loggers] / 204; 400 no level,
+//	                                           404 invalid level (as Kafka)
+//	GET    /openapi.json                       the OpenAPI 3 document of all of the above
 //
+// openapi.json (embedded) describes every route; a test checks it against the router both ways.
 // GET routes also answer HEAD. A trailing slash is ignored. Unknown paths answer 404 "HTTP 404 Not
 // Found" and a wrong method 405 "HTTP 405 Method Not Allowed" with an Allow header, Jersey's texts.
 //
@@ -50,9 +64,10 @@
 // Bodies are limited to 8 MiB by default (413 beyond). Bodies must be one JSON object: empty bodies,
 // malformed JSON (the message names the problem with line and column, e.g. "Invalid JSON in request
 // body: unexpected end of JSON input (line 1, column 13)"), other JSON types and trailing data are
-// 400s. Unknown top-level members are ignored, as in Kafka. Config values must be JSON strings: a
-// number is a 400 `config value for "tasks.max" must be a string, got number` (Kafka's Jackson would
-// coerce scalars to strings). Boolean query parameters take true or false in any case; anything else
+// 400s. Unknown top-level members are ignored, as in Kafka. Config values are JSON strings, or numbers
+// and booleans kept as written ("tasks.max": 1 is "1", true is "true"), as Kafka's Jackson coerces
+// them; null (except in a PATCH, where it removes the key), objects and arrays are 400s that name the
+// key, e.g. `config value for "tasks.max" must be a string, got array`. Boolean query parameters take true or false in any case; anything else
 // is a 400 (Kafka reads it as false).
 //
 // POST /connectors trims the name. A config "name" must equal the connector's name (Kafka's "Connector
@@ -62,11 +77,34 @@
 // (the router matches on the decoded path, so %2F is a path separator). Task ids that are not
 // non-negative integers are 404s, as JAX-RS answers them.
 //
+// # Security
+//
+// All optional, and off by default as in Kafka (Option, or FromProperties from worker properties):
+//
+//   - TLS: WithTLS(certFile, keyFile) with PEM files, reloaded when they change; or WithTLSConfig.
+//     FromProperties reads, for an https first listener, listeners.https.ssl.certificate.location and
+//     listeners.https.ssl.key.location (or Kafka's listeners.https.ssl.keystore.type=PEM with
+//     .keystore.location), listeners.https.ssl.ca.location (or .truststore.type=PEM with
+//     .truststore.location) and listeners.https.ssl.client.authentication=none|requested|required.
+//   - Authentication: WithAuth(Authenticator), from rest.auth.basic.file (HTTP basic; users with
+//     PBKDF2-SHA256 hashes, see HashPassword) and rest.auth.tokens.file (bearer tokens by SHA-256,
+//     see HashToken), with roles read and admin. Every POST, PUT, PATCH and DELETE needs admin: 401
+//     with WWW-Authenticate without or with wrong credentials, 403 for a read-only user. GETs need
+//     read, or nothing with WithAnonymousRead (rest.auth.anonymous.read=true); PUT
+//     .../config/validate changes nothing and needs read; GET /health is always open.
+//   - Worker-to-worker requests: WithInternalKey(key) verifies the HMAC-SHA256 signature (Kafka's
+//     X-Connect-Authorization headers, over method, path, timestamp and body) of every request with a
+//     "forward" parameter or a signature header; Forwarder and SignRequest are the client side.
+//
+// Refusals use the usual {"error_code","message"} body.
+//
 // # Herder contract
 //
 // Each Herder method gets ctx from the request, with the request timeout and the *http.Request
 // available through RequestFromContext (for the "forward" parameter and the Authorization header when
 // forwarding to the leader, §1.3). Nil slices and maps in results are answered as [] and {}.
-// GET /connectors/{name}/tasks/{t}/status is served from ConnectorStatus, with Kafka's 404 "No status
+// The Principal who sent the request is in ctx (PrincipalFromContext). A herder that must send the
+// request to another worker returns Forwarder.Forward's result, which the server writes back as the
+// other worker answered. GET /connectors/{name}/tasks/{t}/status is served from ConnectorStatus, with Kafka's 404 "No status
 // found for task x-0". The access log is written at debug level through slog.
 package rest

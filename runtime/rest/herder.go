@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -44,6 +45,84 @@ type Herder interface {
 	// Plugins lists the plugins of the given kinds loaded by this worker.
 	Plugins(ctx context.Context, kinds ...wire.Kind) []connect.PluginInfo
 
+	// PatchConnectorConfig applies a merge patch to a connector's config (PATCH
+	// /connectors/{name}/config, KIP-477, Kafka 3.8): a key with a non-nil value is set, a key with a nil
+	// value is removed, other keys keep their value. Kafka then validates and writes the result exactly
+	// as PutConnectorConfig does (same 400 texts; forwarded to the leader) and answers the merged
+	// ConnectorInfo. A connector that does not exist is a 404 "Connector x not found": PATCH never
+	// creates. The server has already refused a patch that sets "name" to another name or removes it.
+	PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (connect.ConnectorInfo, error)
+
+	// ConnectorTopics returns the topics the connector has used since it was created or its topics
+	// were last reset (KIP-558): the topics a source connector's records were written to, the topics a
+	// sink connector consumed, as recorded in the status topic (keys "topic-<topic>-<connector>").
+	// Sorted. Like Kafka, an unknown connector simply has none (no 404). The server answers 403 "Topic
+	// tracking is disabled." itself when topic.tracking.enable=false (see WithTopicTracking).
+	ConnectorTopics(ctx context.Context, name string) ([]string, error)
+	// ResetConnectorTopics forgets those topics: Kafka writes a tombstone for each of the connector's
+	// topic records to the status topic. Any worker may do it (no forwarding); answered 202. The server
+	// answers 403 itself when tracking or reset is disabled.
+	ResetConnectorTopics(ctx context.Context, name string) error
+
+	// ConnectorOffsets returns a connector's committed offsets (GET /connectors/{name}/offsets, KIP-875),
+	// in any state: for a source connector, every partition of its own in the offsets topic (the
+	// worker's, or the connector's offsets.storage.topic) with the last offset committed; for a sink
+	// connector, the committed offsets of its consumer group ("connect-<name>", or
+	// consumer.override.group.id) in the sink form (connect.SinkOffset). 404 "Connector x not found".
+	ConnectorOffsets(ctx context.Context, name string) (connect.ConnectorOffsets, error)
+	// AlterConnectorOffsets writes the given offsets (PATCH /connectors/{name}/offsets, Kafka 3.6;
+	// forwarded to the leader). offsets is never empty (the server answers 400 "Partitions / offsets
+	// need to be provided for an alter offsets request" itself); an entry with a nil Offset resets that
+	// partition. Kafka answers 404 "Connector x not found", then connect.NotStopped(name) (400) unless
+	// the target state is STOPPED and the connector has no task configs left; sink offsets are checked
+	// with connect.ParseSinkOffsets (400 texts) and written with the consumer group's alter/delete
+	// offsets; source offsets are written (or tombstoned) to the offsets topic under the connector's
+	// name. It returns connect.OffsetsAlteredMessage, or connect.OffsetsAlteredFrameworkMessage when the
+	// plugin did not say it handled the change itself.
+	AlterConnectorOffsets(ctx context.Context, name string, offsets []connect.ConnectorOffset) (connect.Message, error)
+	// ResetConnectorOffsets removes all of a connector's offsets (DELETE /connectors/{name}/offsets,
+	// Kafka 3.6; forwarded to the leader): same 404 and 400 checks; for a sink Kafka deletes the
+	// consumer group, for a source it tombstones every partition of the connector in the offsets
+	// topic. It returns connect.OffsetsResetMessage or connect.OffsetsResetFrameworkMessage.
+	ResetConnectorOffsets(ctx context.Context, name string) (connect.Message, error)
+
+	// PluginConfig returns a plugin's config definitions (GET /connector-plugins/{plugin}/config),
+	// the plugin named by class name or alias as connector.class accepts it. For a connector, Kafka
+	// lists the plugin's own keys first, then the framework's keys (SourceConnectorConfig or
+	// SinkConnectorConfig: name, connector.class, tasks.max, key.converter, ..., errors.*) that the
+	// plugin does not define; for a converter, its keys. 404 "Unknown plugin x." for a plugin this
+	// worker does not have.
+	PluginConfig(ctx context.Context, plugin string) ([]connect.ConfigKeyInfo, error)
+	// ValidateConfig validates a connector config without creating anything (PUT
+	// /connector-plugins/{plugin}/config/validate; run on this worker). cfg always holds
+	// "connector.class", naming plugin (the server has answered Kafka's 400s otherwise), and may be
+	// partial: AKHQ sends only connector.class and topics to get the definitions for its form. Kafka
+	// answers ConfigInfos with 200 even when there are errors: Name is connector.class as given; Groups
+	// lists the groups in order ("Common", "Transforms", "Predicates", "Error Handling", the source-only
+	// "Topic Creation", "Exactly Once Support", "offsets.topic", then the plugin's); Configs has one
+	// entry per defined key (framework and plugin, plus transforms.<alias>.* and predicates.<alias>.*
+	// keys) with its value (the given one or the default; PASSWORD shown as "[hidden]") and errors,
+	// and one entry with a nil Definition per undefined key that has errors; ErrorCount counts the
+	// error messages (connect.ConfigInfos.CountErrors). An unknown class is a 400 in Kafka 4.
+	ValidateConfig(ctx context.Context, plugin string, cfg map[string]string) (connect.ConfigInfos, error)
+
+	// Loggers returns the loggers whose level has been set explicitly, and "root" (connect.RootLogger),
+	// keyed by name (GET /admin/loggers).
+	Loggers(ctx context.Context) (map[string]connect.LoggerLevel, error)
+	// Logger returns one logger's level (GET /admin/loggers/{name}): its own if it was set, else its
+	// effective level, inherited from its nearest ancestor. "root" (any case) is the root logger.
+	// found=false is answered 404 "Logger x not found.".
+	Logger(ctx context.Context, name string) (level connect.LoggerLevel, found bool, err error)
+	// SetLogLevel sets the level of namespace and of every logger below it (PUT /admin/loggers/{name};
+	// "root" sets every logger). level is one of connect.LogLevels, in upper case (the server has
+	// answered 400 for a missing level and Kafka's 404 for an invalid one). With connect.ScopeWorker
+	// it applies to this worker only and returns the names of the loggers changed, sorted (answered
+	// 200). With connect.ScopeCluster (KIP-976, Kafka 3.7) Kafka writes "logger-cluster-<namespace>"
+	// to the config topic, every worker applies it when it reads the record (and workers that start
+	// later at startup), and the result is ignored (answered 204). LastModified is set to the time of
+	// the change.
+	SetLogLevel(ctx context.Context, namespace, level string, scope connect.LogScope) ([]string, error)
+
 	// Health answers GET /health (KIP-1017); ctx carries a 10 s deadline. It returns HealthHealthy once
 	// startup is complete and the worker's main loop has answered, HealthStarting while the worker is
 	// still starting (joining the group, reading the config topic), and HealthUnhealthy if the loop did
@@ -61,3 +140,56 @@ const (
 	HealthStarting  HealthStatus = "starting"  // 503
 	HealthUnhealthy HealthStatus = "unhealthy" // 500
 )
+
+// Unimplemented answers 501 Not Implemented for the Herder methods added with PATCH config, topics,
+// offsets, plugin config, validation and loggers. A herder that does not have them all yet embeds it
+// to satisfy Herder; its own methods take precedence.
+type Unimplemented struct{}
+
+func notImplemented(what string) error {
+	return &connect.Error{Code: http.StatusNotImplemented, Message: what + " is not implemented by this worker yet"}
+}
+
+func (Unimplemented) PatchConnectorConfig(context.Context, string, map[string]*string) (connect.ConnectorInfo, error) {
+	return connect.ConnectorInfo{}, notImplemented("PATCH /connectors/{name}/config")
+}
+
+func (Unimplemented) ConnectorTopics(context.Context, string) ([]string, error) {
+	return nil, notImplemented("GET /connectors/{name}/topics")
+}
+
+func (Unimplemented) ResetConnectorTopics(context.Context, string) error {
+	return notImplemented("PUT /connectors/{name}/topics/reset")
+}
+
+func (Unimplemented) ConnectorOffsets(context.Context, string) (connect.ConnectorOffsets, error) {
+	return connect.ConnectorOffsets{}, notImplemented("GET /connectors/{name}/offsets")
+}
+
+func (Unimplemented) AlterConnectorOffsets(context.Context, string, []connect.ConnectorOffset) (connect.Message, error) {
+	return connect.Message{}, notImplemented("PATCH /connectors/{name}/offsets")
+}
+
+func (Unimplemented) ResetConnectorOffsets(context.Context, string) (connect.Message, error) {
+	return connect.Message{}, notImplemented("DELETE /connectors/{name}/offsets")
+}
+
+func (Unimplemented) PluginConfig(context.Context, string) ([]connect.ConfigKeyInfo, error) {
+	return nil, notImplemented("GET /connector-plugins/{plugin}/config")
+}
+
+func (Unimplemented) ValidateConfig(context.Context, string, map[string]string) (connect.ConfigInfos, error) {
+	return connect.ConfigInfos{}, notImplemented("PUT /connector-plugins/{plugin}/config/validate")
+}
+
+func (Unimplemented) Loggers(context.Context) (map[string]connect.LoggerLevel, error) {
+	return nil, notImplemented("GET /admin/loggers")
+}
+
+func (Unimplemented) Logger(context.Context, string) (connect.LoggerLevel, bool, error) {
+	return connect.LoggerLevel{}, false, notImplemented("GET /admin/loggers/{name}")
+}
+
+func (Unimplemented) SetLogLevel(context.Context, string, string, connect.LogScope) ([]string, error) {
+	return nil, notImplemented("PUT /admin/loggers/{name}")
+}

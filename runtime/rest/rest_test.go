@@ -34,16 +34,24 @@ type fakeHerder struct {
 
 	calls   []string
 	lastReq *http.Request
+
+	loggers    map[string]connect.LoggerLevel
+	lastPatch  map[string]*string
+	lastOffset []connect.ConnectorOffset
+	lastConfig map[string]string
 }
 
 type fakeConn struct {
-	config map[string]string
-	target connect.TargetState
-	tasks  int
+	config  map[string]string
+	target  connect.TargetState
+	tasks   int
+	topics  []string
+	offsets []connect.ConnectorOffset
 }
 
 func newFake() *fakeHerder {
-	return &fakeHerder{conns: map[string]*fakeConn{}, health: HealthHealthy}
+	return &fakeHerder{conns: map[string]*fakeConn{}, health: HealthHealthy,
+		loggers: map[string]connect.LoggerLevel{connect.RootLogger: {Level: "INFO"}}}
 }
 
 // record notes a call as "Method arg arg..." and the request it came with.
@@ -272,6 +280,187 @@ func (f *fakeHerder) Health(ctx context.Context) (HealthStatus, string) {
 	return f.health, f.healthDetail
 }
 
+func (f *fakeHerder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (connect.ConnectorInfo, error) {
+	f.record(ctx, "PatchConnectorConfig", name)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastPatch = patch
+	c, ok := f.conns[name]
+	if !ok {
+		return connect.ConnectorInfo{}, connect.NotFound("Connector %s not found", name)
+	}
+	cfg := map[string]string{}
+	for k, v := range c.config {
+		cfg[k] = v
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(cfg, k)
+		} else {
+			cfg[k] = *v
+		}
+	}
+	c.config = cfg
+	return f.info(name, c), nil
+}
+
+func (f *fakeHerder) ConnectorTopics(ctx context.Context, name string) ([]string, error) {
+	f.record(ctx, "ConnectorTopics", name)
+	c, ok := f.get(name)
+	if !ok {
+		return nil, nil // as Kafka: an unknown connector has no topics
+	}
+	return c.topics, nil
+}
+
+func (f *fakeHerder) ResetConnectorTopics(ctx context.Context, name string) error {
+	f.record(ctx, "ResetConnectorTopics", name)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.conns[name]; ok {
+		c.topics = nil
+	}
+	return nil
+}
+
+func (f *fakeHerder) ConnectorOffsets(ctx context.Context, name string) (connect.ConnectorOffsets, error) {
+	c, ok := f.get(name)
+	if !ok {
+		return connect.ConnectorOffsets{}, connect.NotFound("Connector %s not found", name)
+	}
+	return connect.ConnectorOffsets{Offsets: c.offsets}, nil
+}
+
+func (f *fakeHerder) modifiable(name string) (*fakeConn, error) {
+	c, ok := f.get(name)
+	if !ok {
+		return nil, connect.NotFound("Connector %s not found", name)
+	}
+	if c.target != connect.TargetStopped {
+		return nil, connect.NotStopped(name)
+	}
+	return c, nil
+}
+
+func (f *fakeHerder) AlterConnectorOffsets(ctx context.Context, name string, offsets []connect.ConnectorOffset) (connect.Message, error) {
+	f.record(ctx, "AlterConnectorOffsets", name, len(offsets))
+	f.mu.Lock()
+	f.lastOffset = offsets
+	f.mu.Unlock()
+	c, err := f.modifiable(name)
+	if err != nil {
+		return connect.Message{}, err
+	}
+	if typeOf(c.config) == connect.TypeSink {
+		if _, err := connect.ParseSinkOffsets(offsets); err != nil {
+			return connect.Message{}, err
+		}
+	}
+	f.mu.Lock()
+	c.offsets = offsets
+	f.mu.Unlock()
+	return connect.Message{Message: connect.OffsetsAlteredMessage}, nil
+}
+
+func (f *fakeHerder) ResetConnectorOffsets(ctx context.Context, name string) (connect.Message, error) {
+	f.record(ctx, "ResetConnectorOffsets", name)
+	c, err := f.modifiable(name)
+	if err != nil {
+		return connect.Message{}, err
+	}
+	f.mu.Lock()
+	c.offsets = nil
+	f.mu.Unlock()
+	return connect.Message{Message: connect.OffsetsResetFrameworkMessage}, nil
+}
+
+func strp(s string) *string { return &s }
+
+// fileSinkKeys are the config definitions of org.example.FileSink.
+var fileSinkKeys = []connect.ConfigKeyInfo{
+	{Name: "file", Type: "STRING", Required: true, Importance: "HIGH", Documentation: "The file to write", Group: strp("File"), Order: 1, Width: "LONG", DisplayName: "File"},
+	{Name: "batch.size", Type: "INT", DefaultValue: strp("100"), Importance: "LOW", Documentation: "Records a write", Order: 2, Width: "SHORT", DisplayName: "Batch size", Dependents: []string{"file"}},
+}
+
+func (f *fakeHerder) PluginConfig(ctx context.Context, plugin string) ([]connect.ConfigKeyInfo, error) {
+	f.record(ctx, "PluginConfig", plugin)
+	switch plugin {
+	case "org.example.FileSink", "FileSink":
+		return fileSinkKeys, nil
+	case "org.example.JsonConverter":
+		return nil, nil
+	}
+	return nil, connect.NotFound("Unknown plugin %s.", plugin)
+}
+
+func (f *fakeHerder) ValidateConfig(ctx context.Context, plugin string, cfg map[string]string) (connect.ConfigInfos, error) {
+	f.record(ctx, "ValidateConfig", plugin)
+	f.mu.Lock()
+	f.lastConfig = cfg
+	f.mu.Unlock()
+	out := connect.ConfigInfos{Name: cfg["connector.class"], Groups: []string{"Common", "File"}}
+	for i := range fileSinkKeys {
+		k := fileSinkKeys[i]
+		v := &connect.ConfigValueInfo{Name: k.Name, Visible: true}
+		if val, ok := cfg[k.Name]; ok {
+			v.Value = strp(val)
+		} else if k.DefaultValue != nil {
+			v.Value = k.DefaultValue
+		} else {
+			v.Errors = []string{fmt.Sprintf("Missing required configuration %q which has no default value.", k.Name)}
+		}
+		out.Configs = append(out.Configs, connect.ConfigInfo{Definition: &k, Value: v})
+	}
+	if t, ok := cfg["transforms"]; ok {
+		out.Configs = append(out.Configs, connect.ConfigInfo{Value: &connect.ConfigValueInfo{Name: "transforms." + t + ".type", Errors: []string{"Unknown transform " + t}}})
+	}
+	out.CountErrors()
+	return out, nil
+}
+
+func (f *fakeHerder) Loggers(ctx context.Context) (map[string]connect.LoggerLevel, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]connect.LoggerLevel{}
+	for k, v := range f.loggers {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (f *fakeHerder) Logger(ctx context.Context, name string) (connect.LoggerLevel, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if strings.EqualFold(name, connect.RootLogger) {
+		name = connect.RootLogger
+	}
+	l, ok := f.loggers[name]
+	return l, ok, nil
+}
+
+func (f *fakeHerder) SetLogLevel(ctx context.Context, namespace, level string, scope connect.LogScope) ([]string, error) {
+	f.record(ctx, "SetLogLevel", namespace, level, scope)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := int64(1700000000000)
+	var changed []string
+	for name := range f.loggers {
+		if name != connect.RootLogger && (name == namespace || strings.HasPrefix(name, namespace+".")) {
+			f.loggers[name] = connect.LoggerLevel{Level: level, LastModified: &now}
+			changed = append(changed, name)
+		}
+	}
+	if _, ok := f.loggers[namespace]; !ok {
+		f.loggers[namespace] = connect.LoggerLevel{Level: level, LastModified: &now}
+		changed = append(changed, namespace)
+	}
+	sort.Strings(changed)
+	if scope == connect.ScopeCluster {
+		return nil, nil
+	}
+	return changed, nil
+}
+
 // harness
 
 type harness struct {
@@ -418,8 +607,7 @@ func TestCreateConnectorBadInput(t *testing.T) {
 		{"null body", `null`, "Invalid request body: expected a JSON object, got null"},
 		{"name not string", `{"name":5,"config":{}}`, `"name" must be a string, got number`},
 		{"config not object", `{"name":"a","config":"x"}`, `"config" must be a JSON object, got string`},
-		{"config value number", `{"name":"a","config":{"connector.class":"x","tasks.max":1}}`, `config value for "tasks.max" must be a string, got number`},
-		{"config value bool", `{"name":"a","config":{"z":true,"y":"ok"}}`, `config value for "z" must be a string, got boolean`},
+		{"config value array", `{"name":"a","config":{"z":[1],"y":"ok"}}`, `config value for "z" must be a string, got array`},
 		{"config value null", `{"name":"a","config":{"k":null}}`, `config value for "k" must be a string, got null`},
 		{"config value object", `{"name":"a","config":{"k":{}}}`, `config value for "k" must be a string, got object`},
 		{"missing config", `{"name":"a"}`, `Connector config is missing: the request body must have a "config" object`},
@@ -494,7 +682,8 @@ func TestPutConfig(t *testing.T) {
 
 	for _, tc := range []struct{ name, path, body, msg string }{
 		{"name mismatch", "/connectors/src/config", `{"name":"other"}`, "Connector name configuration (other) doesn't match connector name in the URL (src)"},
-		{"number value", "/connectors/src/config", `{"tasks.max":2}`, `config value for "tasks.max" must be a string, got number`},
+		{"object value", "/connectors/src/config", `{"tasks.max":{"n":2}}`, `config value for "tasks.max" must be a string, got object`},
+		{"null value", "/connectors/src/config", `{"tasks.max":null}`, `config value for "tasks.max" must be a string, got null`},
 		{"array body", "/connectors/src/config", `["a"]`, "Invalid request body: expected a JSON object, got array"},
 		{"nested create body", "/connectors/src/config", `{"name":"src","config":{"a":"b"}}`, `config value for "config" must be a string, got object`},
 		{"empty body", "/connectors/src/config", ``, "Request body is empty: expected a JSON object"},

@@ -34,32 +34,62 @@ func (s *Server) routes() *httprouter.Router {
 		s.writeError(w, r, fmt.Errorf("internal error: %v", p))
 	}
 
-	get := func(path string, h httprouter.Handle) {
-		rt.GET(path, h)
-		rt.HEAD(path, h)
+	add := func(method, path string, acc access, withBody bool, h httprouter.Handle) {
+		s.table = append(s.table, route{method: method, path: path, access: acc})
+		rt.Handle(method, path, s.secure(acc, withBody, h))
 	}
-	get("/", s.handle(s.serverInfo))
-	get("/health", s.adapt(s.healthTimeout, false, s.health, unhealthy))
-	get("/metrics", s.metrics)
+	get := func(path string, acc access, h httprouter.Handle) {
+		add(http.MethodGet, path, acc, false, h)
+		rt.HEAD(path, s.secure(acc, false, h))
+	}
+	// read, write and body are the usual routes: a GET for the read role, a change for the admin
+	// role without or with a JSON body.
+	read := func(path string, fn handlerFunc) { get(path, accessRead, s.handle(fn)) }
+	write := func(method, path string, fn handlerFunc) { add(method, path, accessAdmin, false, s.handle(fn)) }
+	body := func(method, path string, fn handlerFunc) { add(method, path, accessAdmin, true, s.handleBody(fn)) }
 
-	get("/connectors", s.handle(s.listConnectors))
-	rt.POST("/connectors", s.handleBody(s.createConnector))
-	get("/connectors/:name", s.handle(s.getConnector))
-	rt.DELETE("/connectors/:name", s.handle(s.deleteConnector))
-	get("/connectors/:name/config", s.handle(s.getConfig))
-	rt.PUT("/connectors/:name/config", s.handleBody(s.putConfig))
-	get("/connectors/:name/status", s.handle(s.getStatus))
-	rt.POST("/connectors/:name/restart", s.handle(s.restartConnector))
-	rt.PUT("/connectors/:name/pause", s.handle(s.setTarget(connect.TargetPaused, http.StatusAccepted)))
-	rt.PUT("/connectors/:name/resume", s.handle(s.setTarget(connect.TargetStarted, http.StatusAccepted)))
-	rt.PUT("/connectors/:name/stop", s.handle(s.setTarget(connect.TargetStopped, http.StatusNoContent)))
-	get("/connectors/:name/tasks", s.handle(s.getTasks))
-	get("/connectors/:name/tasks-config", s.handle(s.getTasksConfig))
-	get("/connectors/:name/tasks/:task/status", s.handle(s.getTaskStatus))
-	rt.POST("/connectors/:name/tasks/:task/restart", s.handle(s.restartTask))
+	read("/", s.serverInfo)
+	get("/health", accessPublic, s.adapt(s.healthTimeout, false, s.health, unhealthy))
+	get("/metrics", accessRead, s.metrics)
+	get("/openapi.json", accessRead, s.openAPI)
 
-	get("/connector-plugins", s.handle(s.listPlugins))
+	read("/connectors", s.listConnectors)
+	body(http.MethodPost, "/connectors", s.createConnector)
+	read("/connectors/:name", s.getConnector)
+	write(http.MethodDelete, "/connectors/:name", s.deleteConnector)
+	read("/connectors/:name/config", s.getConfig)
+	body(http.MethodPut, "/connectors/:name/config", s.putConfig)
+	body(http.MethodPatch, "/connectors/:name/config", s.patchConfig)
+	read("/connectors/:name/status", s.getStatus)
+	write(http.MethodPost, "/connectors/:name/restart", s.restartConnector)
+	write(http.MethodPut, "/connectors/:name/pause", s.setTarget(connect.TargetPaused, http.StatusAccepted))
+	write(http.MethodPut, "/connectors/:name/resume", s.setTarget(connect.TargetStarted, http.StatusAccepted))
+	write(http.MethodPut, "/connectors/:name/stop", s.setTarget(connect.TargetStopped, http.StatusNoContent))
+	read("/connectors/:name/tasks", s.getTasks)
+	read("/connectors/:name/tasks-config", s.getTasksConfig)
+	read("/connectors/:name/tasks/:task/status", s.getTaskStatus)
+	write(http.MethodPost, "/connectors/:name/tasks/:task/restart", s.restartTask)
+	read("/connectors/:name/topics", s.getTopics)
+	write(http.MethodPut, "/connectors/:name/topics/reset", s.resetTopics)
+	read("/connectors/:name/offsets", s.getOffsets)
+	body(http.MethodPatch, "/connectors/:name/offsets", s.alterOffsets)
+	write(http.MethodDelete, "/connectors/:name/offsets", s.resetOffsets)
+
+	read("/connector-plugins", s.listPlugins)
+	read("/connector-plugins/:plugin/config", s.pluginConfig)
+	// Validation changes nothing: the read role may call it, but always authenticated.
+	add(http.MethodPut, "/connector-plugins/:plugin/config/validate", accessReadAuth, true, s.handleBody(s.validateConfig))
+
+	read("/admin/loggers", s.listLoggers)
+	read("/admin/loggers/:logger", s.getLogger)
+	body(http.MethodPut, "/admin/loggers/:logger", s.setLogLevel)
 	return rt
+}
+
+// route is one registered route.
+type route struct {
+	method, path string
+	access       access
 }
 
 func ok(body any) response { return response{status: http.StatusOK, body: body} }
@@ -237,6 +267,28 @@ func (s *Server) putConfig(ctx context.Context, c call) (response, error) {
 	}
 	if created {
 		return response{status: http.StatusCreated, body: normInfo(info), location: location(name)}, nil
+	}
+	return ok(normInfo(info)), nil
+}
+
+// PATCH /connectors/{name}/config: a merge patch; null removes a key. 200 with the merged ConnectorInfo.
+func (s *Server) patchConfig(ctx context.Context, c call) (response, error) {
+	name := c.ps.ByName("name")
+	patch, err := decodePatch(c.body)
+	if err != nil {
+		return response{}, err
+	}
+	if v, ok := patch["name"]; ok {
+		if v == nil {
+			return response{}, connect.BadRequest("Connector name configuration cannot be removed: it is always the connector's name (%s)", name)
+		}
+		if *v != name {
+			return response{}, connect.BadRequest("Connector name configuration (%s) doesn't match connector name in the URL (%s)", *v, name)
+		}
+	}
+	info, err := s.h.PatchConnectorConfig(ctx, name, patch)
+	if err != nil {
+		return response{}, err
 	}
 	return ok(normInfo(info)), nil
 }

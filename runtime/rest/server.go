@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,15 @@ type Server struct {
 	healthTimeout  time.Duration
 	maxBody        int64
 	writeMetrics   func(io.Writer)
+
+	auth          Authenticator
+	anonymousRead bool
+	internalKey   func() []byte
+	tlsConfig     *tls.Config
+	tlsCheck      func() error // loads the certificate before serving
+	topicTracking bool
+	topicReset    bool
+	table         []route // every route, for the OpenAPI document check
 
 	srv        *http.Server
 	baseCtx    context.Context
@@ -102,6 +112,14 @@ func WithMetrics(write func(w io.Writer)) Option {
 	}
 }
 
+// WithTopicTracking says whether GET /connectors/{name}/topics is served (topic.tracking.enable,
+// default true) and whether PUT /connectors/{name}/topics/reset is (topic.tracking.allow.reset, default
+// true); otherwise they are answered 403 "Topic tracking is disabled." and "Topic tracking reset is
+// disabled.", as in Kafka.
+func WithTopicTracking(enabled, allowReset bool) Option {
+	return func(s *Server) { s.topicTracking, s.topicReset = enabled, allowReset }
+}
+
 // New returns a Server for h.
 func New(h Herder, opts ...Option) *Server {
 	s := &Server{
@@ -111,6 +129,8 @@ func New(h Herder, opts ...Option) *Server {
 		healthTimeout:  DefaultHealthTimeout,
 		maxBody:        DefaultMaxBodyBytes,
 		writeMetrics:   func(w io.Writer) { vm.WritePrometheus(w, true) },
+		topicTracking:  true,
+		topicReset:     true,
 	}
 	for _, o := range opts {
 		o(s)
@@ -126,6 +146,7 @@ func New(h Herder, opts ...Option) *Server {
 		IdleTimeout:  2 * time.Minute,
 		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:  func(net.Listener) context.Context { return s.baseCtx },
+		TLSConfig:    s.tlsConfig,
 	}
 	return s
 }
@@ -148,14 +169,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
 	s.router.ServeHTTP(lw, r)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
-		s.log.LogAttrs(r.Context(), slog.LevelDebug, "REST request",
+		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("uri", r.URL.RequestURI()),
 			slog.Int("status", lw.status),
 			slog.Int64("bytes", lw.bytes),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("remote", r.RemoteAddr),
-		)
+		}
+		if lw.user != "" {
+			attrs = append(attrs, slog.String("user", lw.user))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "REST request", attrs...)
 	}
 }
 
@@ -165,6 +190,7 @@ type logWriter struct {
 	status      int
 	bytes       int64
 	wroteHeader bool
+	user        string // the authenticated principal, for the access log
 }
 
 func (w *logWriter) WriteHeader(code int) {
@@ -187,6 +213,9 @@ func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Start listens on addr (e.g. ":8083"; ":0" picks a free port, see Addr) and serves in the background.
 // Listening errors are returned; serving errors are logged.
 func (s *Server) Start(addr string) error {
+	if err := s.checkTLS(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("rest: listen on %s: %w", addr, err)
@@ -204,6 +233,9 @@ func (s *Server) Start(addr string) error {
 
 // ListenAndServe listens on addr and serves until Shutdown; it then returns nil.
 func (s *Server) ListenAndServe(addr string) error {
+	if err := s.checkTLS(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("rest: listen on %s: %w", addr, err)
@@ -213,7 +245,14 @@ func (s *Server) ListenAndServe(addr string) error {
 }
 
 // Serve serves on ln until Shutdown; it then returns nil. It may be called for several listeners.
+// With WithTLS or WithTLSConfig it serves HTTPS (HTTP/1.1 and HTTP/2) on ln, and fails at once,
+// closing ln, if the certificate cannot be loaded.
 func (s *Server) Serve(ln net.Listener) error {
+	if err := s.checkTLS(); err != nil {
+		ln.Close()
+		s.log.Error("REST server not started", "addr", ln.Addr().String(), "err", err)
+		return err
+	}
 	s.setAddr(ln.Addr())
 	s.serving.Add(1)
 	defer s.serving.Done()
@@ -221,12 +260,30 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 func (s *Server) serve(ln net.Listener) error {
-	s.log.Info("REST server listening", "addr", ln.Addr().String())
-	if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	var err error
+	if s.tlsConfig != nil {
+		s.log.Info("REST server listening", "addr", ln.Addr().String(), "tls", true)
+		err = s.srv.ServeTLS(ln, "", "")
+	} else {
+		s.log.Info("REST server listening", "addr", ln.Addr().String())
+		err = s.srv.Serve(ln)
+	}
+	if !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
 }
+
+// checkTLS loads the TLS certificate, if any, so that a bad one fails before serving.
+func (s *Server) checkTLS() error {
+	if s.tlsCheck != nil {
+		return s.tlsCheck()
+	}
+	return nil
+}
+
+// TLS reports whether the server serves HTTPS.
+func (s *Server) TLS() bool { return s.tlsConfig != nil }
 
 func (s *Server) setAddr(a net.Addr) {
 	s.mu.Lock()
@@ -326,7 +383,11 @@ func (s *Server) adapt(timeout time.Duration, withBody bool, fn handlerFunc, onT
 			}
 			c.body = body
 		}
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestKey{}, r), timeout)
+		ctx := context.WithValue(r.Context(), requestKey{}, r)
+		if c.body != nil {
+			ctx = context.WithValue(ctx, bodyKey{}, c.body)
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		done := make(chan result, 1)
 		go func() {
@@ -402,6 +463,11 @@ type errorBody struct {
 // writeError answers err as {"error_code":N,"message":"..."}: a *connect.Error with its code, a
 // deadline as 500 "Request timed out", anything else as 500 with its text.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var fwd *ForwardedResponse
+	if errors.As(err, &fwd) {
+		s.writeForwarded(w, fwd)
+		return
+	}
 	var ce *connect.Error
 	code, msg := http.StatusInternalServerError, err.Error()
 	switch {
