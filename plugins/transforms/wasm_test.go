@@ -206,7 +206,7 @@ func benchBatch() []wire.Record {
 	rs := make([]wire.Record, 1000)
 	for i := range rs {
 		rs[i] = wire.Record{Topic: "orders-raw", Partition: int32(i % 3), Offset: int64(i), Timestamp: 1700000000000 + int64(i),
-			Key: wire.String(fmt.Sprintf("k%d", i)),
+			Key:   wire.String(fmt.Sprintf("k%d", i)),
 			Value: wire.JSON(schema, fmt.Appendf(nil, `{"id":%d,"name":"customer %d","email":"c%d@example.com","amount":%d.25}`, i, i, i, i))}
 	}
 	return rs

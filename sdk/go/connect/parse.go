@@ -97,10 +97,12 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 		if err != nil {
 			return nil, mismatch(kindOf(c))
 		}
-		n, err := strconv.ParseInt(tok, 10, intBits(s.Type))
+		bits := intBits(s.Type)
+		n, err := strconv.ParseInt(tok, 10, bits)
 		if err != nil || !isInt {
 			f, ferr := strconv.ParseFloat(tok, 64)
-			if ferr != nil || f != math.Trunc(f) {
+			lim := math.Ldexp(1, bits-1)
+			if ferr != nil || f != math.Trunc(f) || f < -lim || f >= lim {
 				return nil, mismatch("number " + tok)
 			}
 			n = int64(f)

@@ -181,7 +181,7 @@ func toGo(s *Schema, v any, where string) (any, error) {
 		}
 		i, err := strconv.ParseInt(string(n), 10, intBits(s.Type))
 		if err != nil {
-			if f, ferr := n.Float64(); ferr == nil && f == math.Trunc(f) { // 1.0
+			if f, ferr := n.Float64(); ferr == nil && f == math.Trunc(f) && math.Abs(f) < math.Ldexp(1, intBits(s.Type)-1) { // 1.0
 				i = int64(f)
 			} else {
 				return nil, typeErr(s, v, where)

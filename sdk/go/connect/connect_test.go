@@ -1,0 +1,164 @@
+package connect
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+func TestRoundTrip(t *testing.T) {
+	// Each payload is written back byte for byte as JsonConverter writes it.
+	for _, c := range []struct{ schema, payload string }{
+		{"", `{"a":1,"b":[true,null,"x"],"c":{"d":1.5}}`},
+		{"", `42`},
+		{"", `"text"`},
+		{`{"type":"int8","optional":false}`, `-8`},
+		{`{"type":"double","optional":true}`, `1.0`},
+		{`{"type":"float","optional":false}`, `0.1`},
+		{`{"type":"bytes","optional":false}`, `"AAEC"`},
+		{`{"type":"array","items":{"type":"string","optional":false},"optional":false}`, `["a","b"]`},
+		{`{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"int32","optional":false},"optional":false}`, `{"a":1,"b":2}`},
+		{`{"type":"map","keys":{"type":"int32","optional":false},"values":{"type":"string","optional":false},"optional":false}`, `[[1,"a"],[2,"b"]]`},
+		{`{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"},` +
+			`{"type":"struct","fields":[{"type":"boolean","optional":false,"field":"ok"}],"optional":true,"field":"inner"}],"optional":false,"name":"rec","version":2,"doc":"d","parameters":{"a":"b"}}`,
+			`{"id":7,"name":"q\"uote\n","inner":{"ok":true}}`},
+		{`{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1}`, `1483425001864`},
+		{`{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Date","version":1}`, `17169`},
+		{`{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Time","version":1}`, `3600001`},
+		{`{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"}}`, `"/zk="`},
+		{`{"type":"string","optional":false,"default":"x"}`, `"y"`},
+	} {
+		s, v, err := Decode(jsonData(c.schema, c.payload))
+		if err != nil {
+			t.Errorf("%s %s: %v", c.schema, c.payload, err)
+			continue
+		}
+		d, err := Encode(s, v)
+		if err != nil {
+			t.Errorf("%s %s: encode: %v", c.schema, c.payload, err)
+			continue
+		}
+		if d.Tag == wire.TagString {
+			d = wire.JSON([]byte(`{"type":"string","optional":false}`), []byte(`"`+string(d.Bytes)+`"`))
+		}
+		if string(d.Schema) != c.schema || string(d.Bytes) != c.payload {
+			t.Errorf("round trip of %s %s:\n got %s %s", c.schema, c.payload, d.Schema, d.Bytes)
+		}
+	}
+}
+
+func jsonData(schema, payload string) wire.Data {
+	if schema == "" {
+		return wire.JSON(nil, []byte(payload))
+	}
+	return wire.JSON([]byte(schema), []byte(payload))
+}
+
+func TestGoValues(t *testing.T) {
+	s, v, err := Decode(jsonData(`{"type":"struct","fields":[{"type":"int16","optional":false,"field":"n"},`+
+		`{"type":"int64","optional":true,"name":"org.apache.kafka.connect.data.Timestamp","version":1,"field":"ts"},`+
+		`{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"},"field":"price"},`+
+		`{"type":"string","optional":false,"default":"none","field":"label"}],"optional":false}`,
+		`{"n":3,"ts":86401000,"price":"AQI=","label":null,"ignored":{"x":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := v.(*Struct)
+	if st.Schema() != s || st.GetAt(0) != int16(3) || !st.GetAt(1).(time.Time).Equal(time.Date(1970, 1, 2, 0, 0, 1, 0, time.UTC)) ||
+		st.GetAt(2).(*big.Rat).FloatString(2) != "2.58" || st.GetAt(3) != "none" {
+		t.Fatalf("values %#v", st)
+	}
+	if _, err := st.Get("nope"); err == nil || err.Error() != "nope is not a valid field name" {
+		t.Errorf("Get unknown: %v", err)
+	}
+	// Same schema JSON, same *Schema.
+	s2, _, _ := Decode(jsonData(string(mustJSON(t, s)), `{"n":1,"label":"x"}`))
+	if s2 != s {
+		t.Error("equal schemas parsed twice")
+	}
+	// Plain strings and bytes keep their tags.
+	if d, _ := Encode(StringSchema, "s"); d.Tag != wire.TagString {
+		t.Errorf("string: %+v", d)
+	}
+	if d, _ := Encode(OptionalBytesSchema, []byte{1}); d.Tag != wire.TagBytes {
+		t.Errorf("bytes: %+v", d)
+	}
+	if d, _ := Encode(OptionalStringSchema, nil); d.Tag != wire.TagNull {
+		t.Errorf("null: %+v", d)
+	}
+	sch, val, _ := Decode(wire.String("x"))
+	if sch != StringSchema || val != "x" {
+		t.Errorf("string decodes to %v %v", sch, val)
+	}
+}
+
+func mustJSON(t *testing.T, s *Schema) []byte {
+	b, err := s.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct{ schema, payload, want string }{
+		{`{"type":"int32","optional":false}`, `"x"`, "Invalid value for schema type INT32: STRING"},
+		{`{"type":"int8","optional":false}`, `300`, "Invalid value for schema type INT8: number 300"},
+		{`{"type":"int32","optional":false}`, `null`, "Invalid null value for required INT32 field"},
+		{`{"type":"struct","fields":[{"type":"string","optional":false,"field":"a"}],"optional":false}`, `{}`, "Invalid null value for required STRING field"},
+		{`{"type":"nope"}`, `1`, "Unknown schema type: nope"},
+		{`{"optional":true}`, `1`, "Schema must contain 'type' field"},
+		{"", `{"a":}`, "invalid JSON payload"},
+		{"", `[1,2`, "invalid JSON payload"},
+		{"", `"\x01"`, "invalid JSON payload"},
+		{"", `1 2`, "unexpected data after the JSON value"},
+	} {
+		_, _, err := Decode(jsonData(c.schema, c.payload))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.schema, c.payload, err, c.want)
+		}
+	}
+	s := &Schema{Type: TypeStruct, Fields: []Field{{Name: "a", Schema: Int32Schema}}}
+	st := NewStruct(s)
+	if _, err := Encode(s, st); err == nil || !strings.Contains(err.Error(), `null used for required field: "a"`) {
+		t.Errorf("null required field: %v", err)
+	}
+	st.PutAt(0, "x")
+	if _, err := Encode(s, st); err == nil || !strings.Contains(err.Error(), "Invalid Java object for schema with type INT32: string for field: \"a\"") {
+		t.Errorf("wrong type: %v", err)
+	}
+	if _, err := Encode(nil, struct{}{}); err == nil {
+		t.Error("unknown Go type encoded")
+	}
+}
+
+func TestStringEscapes(t *testing.T) {
+	_, v, err := Decode(jsonData("", `"a\"b\\c\/d\u00e9\ud83d\ude00\n"`))
+	if err != nil || v != "a\"b\\c/dé😀\n" {
+		t.Fatalf("%q %v", v, err)
+	}
+	d, _ := Encode(nil, "tab\there \x01 \"q\" \xff")
+	if string(d.Bytes) != `"tab\there \u0001 \"q\" \ufffd"` {
+		t.Errorf("escaped %s", d.Bytes)
+	}
+}
+
+func TestDecimalBytes(t *testing.T) {
+	for _, c := range []struct {
+		v     string
+		scale int
+		b64   string
+	}{{"2.58", 2, "AQI="}, {"-2.01", 2, "/zc="}, {"0", 0, "AA=="}, {"1.28", 2, "AIA="}, {"-1.28", 2, "gA=="}} {
+		r, _ := new(big.Rat).SetString(c.v)
+		s := &Schema{Type: TypeBytes, Name: DecimalName, Parameters: map[string]string{"scale": itoa(c.scale)}}
+		d, err := Encode(s, r)
+		if err != nil || string(d.Bytes) != `"`+c.b64+`"` {
+			t.Errorf("%s: %s %v, want %s", c.v, d.Bytes, err, c.b64)
+		}
+	}
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
