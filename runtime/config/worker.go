@@ -79,6 +79,8 @@ var keys = []string{
 	"connectors.dir", "connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms",
 	"offset.storage.file.filename", "topic.tracking.enable", "topic.tracking.allow.reset",
 	"access.control.allow.origin", "access.control.allow.methods", "admin.listeners",
+	// read by rest.FromProperties (rest.PropertyKeys)
+	"rest.auth.basic.file", "rest.auth.tokens.file", "rest.auth.anonymous.read",
 }
 
 var passThroughPrefixes = []string{

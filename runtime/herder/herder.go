@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/worker"
 )
@@ -26,6 +27,9 @@ type Config struct {
 
 // Herder keeps the connectors and tasks this worker runs equal to the config topic.
 type Herder struct {
+	// Unimplemented answers 501 for the REST methods not written yet.
+	rest.Unimplemented
+
 	cfg    Config
 	log    *slog.Logger
 	wake   chan struct{}

@@ -115,7 +115,12 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 		WorkerID: n.workerID, ClusterID: clusterID, Worker: w,
 		Configs: n.configs, Statuses: n.statuses, Logger: log,
 	})
-	n.server = rest.New(n.herder, rest.WithLogger(log))
+	setup, err := rest.FromProperties(cfg.Props)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+	}
+	n.server = rest.New(n.herder, append(setup.Options, rest.WithLogger(log))...)
 	go n.server.Serve(ln)
 
 	runCtx, cancel := context.WithCancel(context.Background())
