@@ -1,5 +1,5 @@
-// Package wasmhost runs wasmconnect plugins: WebAssembly modules that implement connectors and
-// converters against the plugin ABI (sdk/ABI.md), sandboxed by wazero. It is the host side of that
+// Package wasmhost runs wasmconnect plugins: WebAssembly modules that implement connectors,
+// converters, transformations and predicates against the plugin ABI (sdk/ABI.md), sandboxed by wazero. It is the host side of that
 // ABI and nothing else.
 //
 // # What it owns
@@ -64,4 +64,13 @@
 //	defer s.Close(ctx)
 //	task, err := s.Open(ctx, p, wire.RoleTask, taskConfig)
 //	records, err := task.Poll(ctx)
+//
+// A task's transformations and predicates are objects of the same session (all of Kafka's standard
+// ones come from one module, so a chain costs one instance). Object.Transform returns, for each
+// output record, the index of the input it came from (an input with no output was dropped) and the
+// records that failed alone, for errors.tolerance and the dead letter queue; Object.Test says which
+// records a predicate matches:
+//
+//	tr, err := s.Open(ctx, insertField, wire.RoleTransformation, map[string]string{"static.field": "f", "static.value": "v"})
+//	out, failed, err := tr.Transform(ctx, records) // out[i].Input, out[i].Record; failed[j].Input, .Class, .Message
 package wasmhost
