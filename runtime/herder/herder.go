@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
@@ -22,6 +24,8 @@ type Config struct {
 	Worker    *worker.Worker
 	Configs   *store.ConfigStore
 	Statuses  *store.StatusStore
+	Offsets   store.OffsetBackingStore // source offsets, for GET/PATCH/DELETE /connectors/{name}/offsets
+	Admin     *kadm.Client             // sink connectors' consumer groups
 	Logger    *slog.Logger
 }
 

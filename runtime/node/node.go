@@ -32,6 +32,7 @@ type Node struct {
 	offsets  *store.OffsetStore
 	statuses *store.StatusStore
 	metrics  *metrics.Registry
+	admin    *kgo.Client
 	herder   *herder.Herder
 	server   *rest.Server
 
@@ -111,9 +112,14 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 		Metrics:    n.metrics,
 		Logger:     log,
 	})
+	n.admin, err = kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.ClientID(cfg.GroupID+"-shared-admin"))
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+	}
 	n.herder = herder.New(herder.Config{
 		WorkerID: n.workerID, ClusterID: clusterID, Worker: w,
-		Configs: n.configs, Statuses: n.statuses, Logger: log,
+		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: log,
 	})
 	setup, err := rest.FromProperties(cfg.Props)
 	if err != nil {
@@ -167,6 +173,9 @@ func (n *Node) close() {
 	}
 	if n.statuses != nil {
 		n.statuses.Close()
+	}
+	if n.admin != nil {
+		n.admin.Close()
 	}
 	if n.host != nil {
 		n.host.Close(context.Background())
