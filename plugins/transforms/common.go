@@ -50,9 +50,28 @@ func (key operand) set(r *sdk.Record, d sdk.Data) {
 	}
 }
 
-// decode returns the schema and value of the operand.
+// isNull reports whether the operand is null (Kafka: operatingValue(record) == null).
+func (key operand) isNull(r *sdk.Record) bool { return connect.IsNull(key.get(r)) }
+
+// decode returns the schema and value of the operand, with defaults for nulls.
 func (key operand) decode(r *sdk.Record) (*connect.Schema, any, error) {
 	return connect.Decode(key.get(r))
+}
+
+// nullPolicy is replace.null.with.default: whether a null field with a default reads as the default.
+type nullPolicy struct{ keep bool }
+
+func (n *nullPolicy) configure(cfg sdk.Config) error {
+	replace, err := cfg.Bool("replace.null.with.default", true)
+	n.keep = !replace
+	return err
+}
+
+func (n nullPolicy) decode(d sdk.Data) (*connect.Schema, any, error) {
+	if n.keep {
+		return connect.DecodeKeepNulls(d)
+	}
+	return connect.Decode(d)
 }
 
 // encode sets the operand from a schema and value.

@@ -62,6 +62,7 @@ func parseInsertSpec(v string) *insertSpec {
 }
 
 type insertField struct {
+	nulls                                 nullPolicy
 	key                                   operand
 	topic, partition, offset, ts, staticF *insertSpec
 	staticValue                           *string
@@ -71,6 +72,9 @@ type insertField struct {
 const insertPurpose = "field insertion"
 
 func (t *insertField) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	t.topic = parseInsertSpec(cfg["topic.field"])
 	t.partition = parseInsertSpec(cfg["partition.field"])
 	t.offset = parseInsertSpec(cfg["offset.field"])
@@ -89,10 +93,10 @@ func (t *insertField) Configure(cfg sdk.Config) error {
 }
 
 func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
-	if t.key.get(r).IsNull() {
+	if t.key.isNull(r) {
 		return r, nil
 	}
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +206,7 @@ type sdkErr string
 func (e sdkErr) Error() string { return string(e) }
 
 type replaceField struct {
+	nulls            nullPolicy
 	key              operand
 	exclude, include map[string]bool
 	renames          map[string]string
@@ -211,6 +216,9 @@ type replaceField struct {
 const replacePurpose = "field replacement"
 
 func (t *replaceField) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	t.exclude, t.include, t.renames = map[string]bool{}, map[string]bool{}, map[string]string{}
 	for _, f := range cfg.List("exclude", nil) {
 		t.exclude[f] = true
@@ -237,10 +245,10 @@ func (t *replaceField) renamed(name string) string {
 }
 
 func (t *replaceField) Apply(r *sdk.Record) (*sdk.Record, error) {
-	if t.key.get(r).IsNull() {
+	if t.key.isNull(r) {
 		return r, nil
 	}
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}
@@ -287,6 +295,7 @@ func (t *replaceField) Apply(r *sdk.Record) (*sdk.Record, error) {
 // ---- MaskField ------------------------------------------------------------------------------
 
 type maskField struct {
+	nulls       nullPolicy
 	key         operand
 	fields      map[string]bool
 	order       []string
@@ -296,6 +305,9 @@ type maskField struct {
 const maskPurpose = "mask fields"
 
 func (t *maskField) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	t.order = cfg.List("fields", nil)
 	t.fields = map[string]bool{}
 	for _, f := range t.order {
@@ -308,10 +320,10 @@ func (t *maskField) Configure(cfg sdk.Config) error {
 }
 
 func (t *maskField) Apply(r *sdk.Record) (*sdk.Record, error) {
-	if t.key.get(r).IsNull() {
+	if t.key.isNull(r) {
 		return r, nil
 	}
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}
@@ -431,6 +443,7 @@ func (t *maskField) masked(v any) (any, error) {
 // ---- ValueToKey -----------------------------------------------------------------------------
 
 type valueToKey struct {
+	nulls  nullPolicy
 	fields []string
 	cache  schemaCache
 }
@@ -438,12 +451,15 @@ type valueToKey struct {
 const valueToKeyPurpose = "copying fields from value to key"
 
 func (t *valueToKey) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	t.fields = cfg.List("fields", nil)
 	return nil
 }
 
 func (t *valueToKey) Apply(r *sdk.Record) (*sdk.Record, error) {
-	s, v, err := connect.Decode(r.Value)
+	s, v, err := t.nulls.decode(r.Value)
 	if err != nil {
 		return nil, err
 	}
@@ -487,13 +503,17 @@ func (t *valueToKey) Apply(r *sdk.Record) (*sdk.Record, error) {
 // ---- ExtractField ---------------------------------------------------------------------------
 
 type extractField struct {
-	key  operand
-	path []string
+	nulls nullPolicy
+	key   operand
+	path  []string
 }
 
 const extractPurpose = "field extraction"
 
 func (t *extractField) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	f := cfg["field"]
 	if strings.EqualFold(cfg.String("field.syntax.version", "V1"), "V2") {
 		t.path = strings.Split(f, ".")
@@ -504,7 +524,7 @@ func (t *extractField) Configure(cfg sdk.Config) error {
 }
 
 func (t *extractField) Apply(r *sdk.Record) (*sdk.Record, error) {
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}

@@ -124,6 +124,7 @@ func (t *dropHeaders) Apply(r *sdk.Record) (*sdk.Record, error) {
 // ---- HeaderFrom -----------------------------------------------------------------------------
 
 type headerFrom struct {
+	nulls        nullPolicy
 	key          operand
 	fields, hdrs []string
 	move         bool
@@ -133,6 +134,9 @@ type headerFrom struct {
 const headerFromPurpose = "header " + "from"
 
 func (t *headerFrom) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	t.fields, t.hdrs = cfg.List("fields", nil), cfg.List("headers", nil)
 	if len(t.fields) != len(t.hdrs) {
 		return sdk.InvalidConfig("headers", cfg["headers"], "'fields' config must have the same number of elements as 'headers' config.")
@@ -142,10 +146,10 @@ func (t *headerFrom) Configure(cfg sdk.Config) error {
 }
 
 func (t *headerFrom) Apply(r *sdk.Record) (*sdk.Record, error) {
-	if t.key.get(r).IsNull() {
+	if t.key.isNull(r) {
 		return r, nil
 	}
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 
 	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 const predPkg = "org.apache.kafka.connect.transforms.predicates."
@@ -52,4 +53,4 @@ func (p *hasHeaderKey) Test(r *sdk.Record) (bool, error) {
 type recordIsTombstone struct{}
 
 func (recordIsTombstone) Configure(sdk.Config) error       { return nil }
-func (recordIsTombstone) Test(r *sdk.Record) (bool, error) { return r.Value.IsNull(), nil }
+func (recordIsTombstone) Test(r *sdk.Record) (bool, error) { return connect.IsNull(r.Value), nil }

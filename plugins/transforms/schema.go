@@ -84,6 +84,7 @@ func validCastSpec(v string) error {
 }
 
 type cast struct {
+	nulls nullPolicy
 	key   operand
 	spec  *castSpec
 	cache schemaCache
@@ -92,6 +93,9 @@ type cast struct {
 const castPurpose = "cast types"
 
 func (t *cast) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	var err error
 	t.spec, err = parseCastSpec(cfg["spec"])
 	if err != nil {
@@ -101,10 +105,10 @@ func (t *cast) Configure(cfg sdk.Config) error {
 }
 
 func (t *cast) Apply(r *sdk.Record) (*sdk.Record, error) {
-	if t.key.get(r).IsNull() {
+	if t.key.isNull(r) {
 		return r, nil
 	}
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +327,14 @@ func castValue(s *connect.Schema, v any, target connect.Type) (any, error) {
 	case connect.TypeString:
 		switch x := v.(type) {
 		case time.Time:
+			// Kafka's Values.dateFormatFor: a time of day, a date, or both.
+			ms := x.UnixMilli()
+			switch {
+			case ms >= 0 && ms < 86400000:
+				return x.UTC().Format("15:04:05.000Z"), nil
+			case ms%86400000 == 0:
+				return x.UTC().Format("2006-01-02"), nil
+			}
 			return x.UTC().Format("2006-01-02T15:04:05.000Z"), nil
 		case []byte:
 			return base64.StdEncoding.EncodeToString(x), nil
@@ -416,6 +428,7 @@ func javaDouble(f float64, bits int) string {
 // ---- TimestampConverter ---------------------------------------------------------------------
 
 type timestampConverter struct {
+	nulls     nullPolicy
 	key       operand
 	field     string
 	target    string
@@ -427,6 +440,9 @@ type timestampConverter struct {
 const timestampPurpose = "converting timestamp formats"
 
 func (t *timestampConverter) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	t.field = cfg["field"]
 	t.target = cfg["target.type"]
 	t.precision = cfg.String("unix.precision", "milliseconds")
@@ -445,10 +461,18 @@ func (t *timestampConverter) Configure(cfg sdk.Config) error {
 }
 
 func (t *timestampConverter) Apply(r *sdk.Record) (*sdk.Record, error) {
-	if t.key.get(r).IsNull() {
+	if t.key.isNull(r) {
+		if d := t.key.get(r); t.field == "" && len(d.Schema) > 0 {
+			// Kafka keeps the null and gives it the target schema.
+			s, err := connect.ParseSchema(d.Schema)
+			if err != nil {
+				return nil, sdk.DataError("%v", err)
+			}
+			return r, t.key.encode(r, t.targetSchema(s.Optional), nil)
+		}
 		return r, nil
 	}
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}
@@ -649,9 +673,9 @@ func (t *flatten) Apply(r *sdk.Record) (*sdk.Record, error) {
 		if s.Type != connect.TypeStruct {
 			return nil, sdk.DataError("Only Struct objects supported for [%s], found: %s", flattenPurpose, s.Type.JavaName())
 		}
+		// Kafka: the parent's optionality makes every field optional; the struct itself is not.
 		u := structBasics(s)
-		u.Optional = s.Optional
-		if err := t.flattenSchema(s, "", false, u); err != nil {
+		if err := t.flattenSchema(s, "", s.Optional, u); err != nil {
 			return nil, err
 		}
 		return u, nil
@@ -678,20 +702,10 @@ func (t *flatten) flattenMap(m map[string]any, prefix string, out map[string]any
 		case nil, bool, int8, int16, int32, int64, float32, float64, string, []byte, []any, time.Time, *big.Rat:
 			out[name] = v
 		default:
-			return sdk.DataError("Flatten transformation does not support %s for record without schemas (for field %s).", schemalessType(v), name)
+			return sdk.DataError("Flatten transformation does not support %s for record without schemas (for field %s).", javaClass(v), name)
 		}
 	}
 	return nil
-}
-
-func schemalessType(v any) string {
-	switch v.(type) {
-	case *connect.Struct:
-		return "STRUCT"
-	case []connect.MapEntry:
-		return "MAP"
-	}
-	return javaClass(v)
 }
 
 func (t *flatten) flattenSchema(s *connect.Schema, prefix string, optional bool, out *connect.Schema) error {
@@ -734,6 +748,7 @@ func (t *flatten) flattenStruct(st *connect.Struct, prefix string, out *connect.
 // ---- SetSchemaMetadata ----------------------------------------------------------------------
 
 type setSchemaMetadata struct {
+	nulls   nullPolicy
 	key     operand
 	name    *string
 	version *int
@@ -741,6 +756,9 @@ type setSchemaMetadata struct {
 }
 
 func (t *setSchemaMetadata) Configure(cfg sdk.Config) error {
+	if err := t.nulls.configure(cfg); err != nil {
+		return err
+	}
 	if v, ok := cfg["schema.name"]; ok {
 		t.name = &v
 	}
@@ -758,7 +776,7 @@ func (t *setSchemaMetadata) Configure(cfg sdk.Config) error {
 }
 
 func (t *setSchemaMetadata) Apply(r *sdk.Record) (*sdk.Record, error) {
-	s, v, err := t.key.decode(r)
+	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
 	}

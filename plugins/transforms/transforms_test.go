@@ -67,6 +67,12 @@ func TestReplaceField(t *testing.T) {
 				r.Value = js(`{"type":"struct","fields":[{"type":"int32","optional":false,"field":"xyz"},{"type":"boolean","optional":false,"field":"bar"}],"optional":false}`,
 					`{"xyz":42,"bar":true}`)
 			})},
+		{name: "null replaced with default", class: "ReplaceField$Value", cfg: map[string]string{"exclude": "x"},
+			in:   sourceRec(wire.Null(), js(`{"type":"struct","fields":[{"type":"string","optional":true,"default":"d","field":"s"}],"optional":false}`, `{"s":null}`)),
+			want: with(sourceRec(wire.Null(), js(`{"type":"struct","fields":[{"type":"string","optional":true,"default":"d","field":"s"}],"optional":false}`, `{"s":"d"}`)), func(*wire.Record) {})},
+		{name: "null kept", class: "ReplaceField$Value", cfg: map[string]string{"exclude": "x", "replace.null.with.default": "false"},
+			in:   sourceRec(wire.Null(), js(`{"type":"struct","fields":[{"type":"string","optional":true,"default":"d","field":"s"}],"optional":false}`, `{"s":null}`)),
+			want: with(sourceRec(wire.Null(), js(`{"type":"struct","fields":[{"type":"string","optional":true,"default":"d","field":"s"}],"optional":false}`, `{"s":null}`)), func(*wire.Record) {})},
 		{name: "exclude wins over include", class: "ReplaceField$Value", cfg: map[string]string{"include": "abc,foo", "exclude": "foo"}, in: in,
 			want: with(in, func(r *wire.Record) { r.Value = js("", `{"abc":42}`) })},
 	})
@@ -123,6 +129,9 @@ func TestExtractAndHoistField(t *testing.T) {
 		{name: "extract schema", class: "ExtractField$Key", cfg: map[string]string{"field": "magic"},
 			in: sourceRec(js(keyS, `{"magic":42}`), wire.Null()), want: with(sourceRec(js(`{"type":"int32","optional":false}`, `42`), wire.Null()), func(*wire.Record) {})},
 		{name: "extract null schemaless", class: "ExtractField$Key", cfg: map[string]string{"field": "magic"}, in: sourceRec(wire.Null(), wire.Null())},
+		{name: "extract null field", class: "ExtractField$Value", cfg: map[string]string{"field": "n"},
+			in:   sourceRec(wire.Null(), js(`{"type":"struct","fields":[{"type":"int32","optional":true,"field":"n"}],"optional":false}`, `{"n":null}`)),
+			want: with(sourceRec(wire.Null(), js(`{"type":"int32","optional":true}`, `null`)), func(*wire.Record) {})},
 		{name: "extract unknown field", class: "ExtractField$Key", cfg: map[string]string{"field": "nonexistent"},
 			in: sourceRec(js(keyS, `{"magic":42}`), wire.Null()), err: "Unknown field: nonexistent"},
 		{name: "extract nested V2", class: "ExtractField$Value", cfg: map[string]string{"field": "a.b", "field.syntax.version": "V2"},
@@ -166,6 +175,14 @@ func TestCast(t *testing.T) {
 					`{"type":"boolean","optional":false,"field":"boolean"},{"type":"int64","optional":true,"field":"optional"}],"optional":false}`,
 					`{"int8":8,"int32":32,"float32":"32.5","string":"42","boolean":true,"optional":null}`)
 			})},
+		{name: "logical types to string", class: "Cast$Value", cfg: map[string]string{"spec": "ts:string,d:string,t:string"},
+			in: sourceRec(wire.Null(), js(`{"type":"struct","fields":[{"type":"int64","optional":false,`+tsName+`,"field":"ts"},`+
+				`{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Date","version":1,"field":"d"},`+
+				`{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Time","version":1,"field":"t"}],"optional":false}`,
+				`{"ts":1483425001864,"d":17169,"t":3600001}`)),
+			want: with(sourceRec(wire.Null(), js(`{"type":"struct","fields":[{"type":"string","optional":false,"field":"ts"},`+
+				`{"type":"string","optional":false,"field":"d"},{"type":"string","optional":false,"field":"t"}],"optional":false}`,
+				`{"ts":"2017-01-03T06:30:01.864Z","d":"2017-01-03","t":"01:00:00.001Z"}`)), func(*wire.Record) {})},
 		{name: "not a number", class: "Cast$Value", cfg: map[string]string{"spec": "int32"}, in: sourceRec(wire.Null(), wire.String("forty-two")),
 			err: "was out of range for requested data type"},
 		{name: "struct field", class: "Cast$Value", cfg: map[string]string{"spec": "a:string"},
@@ -204,6 +221,9 @@ func TestTimestampConverter(t *testing.T) {
 		{name: "field schemaless to string", class: "TimestampConverter$Value", cfg: map[string]string{"target.type": "string", "field": "ts", "format": "yyyy-MM-dd'T'HH:mm:ss.SSSX"},
 			in:   sourceRec(wire.Null(), js("", `{"ts":1483425001864,"x":1}`)),
 			want: with(sourceRec(wire.Null(), js("", `{"ts":"2017-01-03T06:30:01.864Z","x":1}`)), func(*wire.Record) {})},
+		{name: "null with a schema", class: "TimestampConverter$Value", cfg: map[string]string{"target.type": "unix"},
+			in:   sourceRec(wire.Null(), js(`{"type":"string","optional":true}`, `null`)),
+			want: with(sourceRec(wire.Null(), js(`{"type":"int64","optional":true}`, `null`)), func(*wire.Record) {})},
 		{name: "unparseable", class: "TimestampConverter$Value", cfg: map[string]string{"target.type": "unix", "format": "yyyy-MM-dd"},
 			in: sourceRec(wire.Null(), wire.String("yesterday")), err: "Could not parse timestamp"},
 		{name: "not a timestamp schema", class: "TimestampConverter$Value", cfg: map[string]string{"target.type": "unix"},
@@ -240,6 +260,9 @@ func TestFlatten(t *testing.T) {
 					`{"A_B_int8":null,"A_B_string":null,"list":[]}`)
 			})},
 		{name: "tombstone", class: "Flatten$Value", in: sourceRec(wire.Null(), wire.Null())},
+		{name: "optional parent", class: "Flatten$Key",
+			in:   sourceRec(js(`{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"b"}],"optional":false,"field":"a"}],"optional":true}`, `{"a":{"b":1}}`), wire.Null()),
+			want: with(sourceRec(js(`{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a.b"}],"optional":false}`, `{"a.b":1}`), wire.Null()), func(*wire.Record) {})},
 	})
 }
 
@@ -350,7 +373,8 @@ func TestPredicates(t *testing.T) {
 		}
 		return r
 	}
-	recs := []wire.Record{rec("my-prefix-orders", wire.String("v"), "h"), rec("other", wire.Null()), rec("my-prefix-", wire.Null(), "a", "b")}
+	recs := []wire.Record{rec("my-prefix-orders", wire.String("v"), "h"), rec("other", wire.Null()),
+		rec("my-prefix-", js(`{"type":"string","optional":true}`, "null"), "a", "b")}
 	for _, c := range []struct {
 		class string
 		cfg   map[string]string

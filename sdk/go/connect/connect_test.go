@@ -86,7 +86,10 @@ func TestGoValues(t *testing.T) {
 	if d, _ := Encode(OptionalBytesSchema, []byte{1}); d.Tag != wire.TagBytes {
 		t.Errorf("bytes: %+v", d)
 	}
-	if d, _ := Encode(OptionalStringSchema, nil); d.Tag != wire.TagNull {
+	if d, _ := Encode(OptionalStringSchema, nil); d.Tag != wire.TagJSON || string(d.Schema) != `{"type":"string","optional":true}` || string(d.Bytes) != "null" || !IsNull(d) {
+		t.Errorf("null with a schema: %+v", d)
+	}
+	if d, _ := Encode(nil, nil); d.Tag != wire.TagNull || !IsNull(d) || IsNull(wire.String("")) {
 		t.Errorf("null: %+v", d)
 	}
 	sch, val, _ := Decode(wire.String("x"))

@@ -15,13 +15,14 @@ import (
 // building an intermediate tree: a transformation decodes every record, and a wasm guest pays for
 // every allocation and reflective step.
 type parser struct {
-	b []byte
-	i int
+	b        []byte
+	i        int
+	keepNull bool // a null stays null where the schema has a default
 }
 
 // parsePayload parses a whole JSON payload with schema s.
-func parsePayload(s *Schema, b []byte) (any, error) {
-	p := parser{b: b}
+func parsePayload(s *Schema, b []byte, keepNull bool) (any, error) {
+	p := parser{b: b, keepNull: keepNull}
 	v, err := p.value(s, "")
 	if err != nil {
 		return nil, err
@@ -73,7 +74,7 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 		if s == nil {
 			return nil, nil
 		}
-		return nullFor(s)
+		return p.nullFor(s)
 	}
 	if s == nil {
 		return p.schemaless(c)
@@ -245,7 +246,7 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 				if i < 64 && seen&(1<<i) != 0 || i >= 64 && st.values[i] != nil {
 					continue
 				}
-				v, err := nullFor(f.Schema)
+				v, err := p.nullFor(f.Schema)
 				if err != nil {
 					return nil, err
 				}
@@ -255,6 +256,13 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 		}
 	}
 	return nil, mismatch(kindOf(c))
+}
+
+func (p *parser) nullFor(s *Schema) (any, error) {
+	if p.keepNull && s.Default != nil {
+		return nil, nil
+	}
+	return nullFor(s)
 }
 
 func nullFor(s *Schema) (any, error) {

@@ -60,10 +60,35 @@ type MapEntry struct {
 	Key, Value any
 }
 
+// IsNull reports whether d is a null: the null tag, or a JSON payload null (with or without a
+// schema), as Kafka's record.value() == null.
+func IsNull(d wire.Data) bool {
+	if d.Tag == wire.TagNull {
+		return true
+	}
+	if d.Tag != wire.TagJSON {
+		return false
+	}
+	b := d.Bytes
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return len(b) == 0 || string(b) == "null"
+}
+
 // Decode returns the schema (nil: schemaless) and Go value of a key, value or header value. A
 // TagString is a string with the string schema, a TagBytes bytes with the optional bytes schema,
 // a TagNull nil with no schema.
-func Decode(d wire.Data) (*Schema, any, error) {
+func Decode(d wire.Data) (*Schema, any, error) { return decode(d, false) }
+
+// DecodeKeepNulls is Decode that leaves nulls null where the schema has a default, as Kafka's
+// transformations read values with replace.null.with.default=false (Struct.getWithoutDefault).
+func DecodeKeepNulls(d wire.Data) (*Schema, any, error) { return decode(d, true) }
+
+func decode(d wire.Data, keepNull bool) (*Schema, any, error) {
 	switch d.Tag {
 	case wire.TagNull:
 		return nil, nil, nil
@@ -76,7 +101,7 @@ func Decode(d wire.Data) (*Schema, any, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		v, err := parsePayload(s, d.Bytes)
+		v, err := parsePayload(s, d.Bytes, keepNull)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -87,7 +112,7 @@ func Decode(d wire.Data) (*Schema, any, error) {
 
 // Encode returns the Data of a value with schema s (nil: schemaless). A non-null string with the
 // plain string schema becomes a TagString, bytes with the optional bytes schema a TagBytes, nil
-// without a schema (or with an optional schema without default) the null; everything else a TagJSON.
+// without a schema the null, and everything else a TagJSON (a nil with a schema: the payload null).
 func Encode(s *Schema, v any) (wire.Data, error) {
 	if s == nil {
 		if v == nil {
@@ -99,8 +124,14 @@ func Encode(s *Schema, v any) (wire.Data, error) {
 		}
 		return wire.JSON(nil, b), nil
 	}
-	if v == nil && s.Optional && s.Default == nil {
-		return wire.Null(), nil
+	if v == nil {
+		// A null with a schema keeps its schema, as JsonConverter writes {"schema":...,"payload":null};
+		// a required schema with a null value is the converter's to reject, as in Kafka.
+		raw, err := s.JSON()
+		if err != nil {
+			return wire.Data{}, err
+		}
+		return wire.JSON(raw, []byte("null")), nil
 	}
 	if sv, ok := v.(string); ok && isPlain(s, TypeString, false) {
 		return wire.String(sv), nil
