@@ -83,13 +83,7 @@ func (t *insertField) Configure(cfg sdk.Config) error {
 	if v, ok := cfg["static.value"]; ok {
 		t.staticValue = &v
 	}
-	if t.topic == nil && t.partition == nil && t.offset == nil && t.ts == nil && t.staticF == nil {
-		return sdk.InvalidConfig("topic.field", "", "No field insertion configured")
-	}
-	if t.staticF != nil && t.staticValue == nil {
-		return sdk.InvalidConfig("static.value", "", "No value specified for static field: "+t.staticF.name)
-	}
-	return nil
+	return nil // like Kafka's, an InsertField without fields inserts nothing
 }
 
 func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
@@ -129,7 +123,7 @@ func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
 			m[t.ts.name] = timestamp
 		}
 		if t.staticF != nil {
-			m[t.staticF.name] = *t.staticValue
+			m[t.staticF.name] = t.static()
 		}
 		return r, t.key.encode(r, nil, m)
 	}
@@ -165,9 +159,17 @@ func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
 		n++
 	}
 	if t.staticF != nil {
-		out.PutAt(n, *t.staticValue)
+		out.PutAt(n, t.static())
 	}
 	return r, t.key.encode(r, us, out)
+}
+
+// static returns static.value, nil when unset (Kafka inserts a null then).
+func (t *insertField) static() any {
+	if t.staticValue == nil {
+		return nil
+	}
+	return *t.staticValue
 }
 
 func (t *insertField) updatedSchema(s *connect.Schema) (*connect.Schema, error) {
