@@ -209,8 +209,8 @@ func startWorker(t testing.TB, name, brokerAddr string, overrides map[string]str
 
 func (w *worker) waitReady(t testing.TB) {
 	t.Helper()
-	waitFor(t, 60*time.Second, w.name+" REST API", func() bool {
-		code, _ := w.call(t, "GET", "/", nil)
+	waitFor(t, 60*time.Second, w.name+" to be healthy (REST up, group joined)", func() bool {
+		code, _ := w.call(t, "GET", "/health", nil)
 		return code == 200
 	})
 }

@@ -49,7 +49,8 @@ type Worker struct {
 	SessionTimeout        time.Duration // session.timeout.ms (10000)
 	HeartbeatInterval     time.Duration // heartbeat.interval.ms (3000)
 	RebalanceTimeout      time.Duration // rebalance.timeout.ms (60000)
-	ScheduledRebalanceMax time.Duration // scheduled.rebalance.max.delay.ms
+	ScheduledRebalanceMax time.Duration // scheduled.rebalance.max.delay.ms (DefaultScheduledRebalanceMaxDelay)
+	SyncTimeout           time.Duration // worker.sync.timeout.ms (3000)
 
 	ConnectorsDir string // connectors.dir: HCL files reconciled into the cluster ("" = none)
 
@@ -60,10 +61,12 @@ type Worker struct {
 
 // DefaultScheduledRebalanceMaxDelay is wasmconnect's default for scheduled.rebalance.max.delay.ms.
 // Kafka Connect waits 5 minutes before it moves a departed worker's tasks; a worker that is really
-// gone then leaves its connectors dead for that long. 10 s gives a restarting worker (a rolling
-// deploy, a crash loop's first restart) the chance to take its work back and still brings a dead
-// worker's tasks back to life well within 30 s of the kill.
-const DefaultScheduledRebalanceMaxDelay = 10 * time.Second
+// gone then leaves its connectors dead for that long. The delay starts only when the group notices
+// the departure: at once for a graceful stop (which must hand its tasks over within 5 s), one
+// session timeout (10 s) after a kill -9. 3 s brings a killed worker's tasks back in about 14 s and
+// a stopped one's in about 4 s, and a worker that restarts before its old session expires still
+// gets its own work back (it joins empty, and the leader gives lost work to empty workers first).
+const DefaultScheduledRebalanceMaxDelay = 3 * time.Second
 
 // keys lists every setting the worker reads, to warn about unknown ones (as Kafka does).
 var keys = []string{
@@ -166,6 +169,7 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 	w.HeartbeatInterval = p.millis("heartbeat.interval.ms", 3*time.Second)
 	w.RebalanceTimeout = p.millis("rebalance.timeout.ms", 60*time.Second)
 	w.ScheduledRebalanceMax = p.millis("scheduled.rebalance.max.delay.ms", DefaultScheduledRebalanceMaxDelay)
+	w.SyncTimeout = p.millis("worker.sync.timeout.ms", 3*time.Second)
 	w.ConnectorsDir = p.str("connectors.dir", "")
 	if err := p.err(); err != nil {
 		return nil, err

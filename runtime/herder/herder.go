@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
@@ -27,6 +28,15 @@ type Config struct {
 	Offsets   store.OffsetBackingStore // source offsets, for GET/PATCH/DELETE /connectors/{name}/offsets
 	Admin     *kadm.Client             // sink connectors' consumer groups
 	Logger    *slog.Logger
+
+	// Group makes this worker a member of a Connect cluster (its Handler is set by the herder).
+	// Nil runs the worker alone: it leads itself and runs everything (standalone mode).
+	Group *cluster.Config
+	// Forwarder sends REST writes that only the leader may make to the leader.
+	Forwarder *rest.Forwarder
+	// SyncTimeout is worker.sync.timeout.ms: how long a worker may take to read the config topic up
+	// to the offset of a new assignment before it asks for another rebalance.
+	SyncTimeout time.Duration
 }
 
 // Herder keeps the connectors and tasks this worker runs equal to the config topic.
@@ -40,11 +50,25 @@ type Herder struct {
 	calls  chan func() // run on the loop: requests that touch loop state
 	result chan generated
 
-	// Loop state: touched only by the loop goroutine.
-	connectors map[string]*connectorState
-	generation int32
+	member *cluster.Member // nil without a group
+	// changeHooks are told every config-topic change (see handleChanges); set before Run.
+	changeHooks []func(store.Change)
 
-	started atomic.Bool // the loop is running
+	// Loop state: touched only by the loop goroutine.
+	connectors map[string]*connectorState // the connectors this worker leads (all, on the leader)
+	generation int32
+	assigned   *cluster.Allocation // what the group gave this worker; nil without a group: everything
+
+	started  atomic.Bool                  // the loop is running
+	role     atomic.Pointer[role]         // leadership, for REST requests on other goroutines
+	lastWork atomic.Pointer[cluster.Work] // the work of the last assignment this worker computed as leader
+}
+
+// role is what this worker knows of the group's leader.
+type role struct {
+	leader    bool
+	leaderURL string
+	err       error // why the group gave this worker no work, if it did not
 }
 
 // connectorState is the herder's memory of one connector.
@@ -68,7 +92,10 @@ func New(cfg Config) *Herder {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Herder{
+	if cfg.SyncTimeout <= 0 {
+		cfg.SyncTimeout = 3 * time.Second
+	}
+	h := &Herder{
 		cfg:        cfg,
 		log:        cfg.Logger,
 		wake:       make(chan struct{}, 1),
@@ -76,6 +103,16 @@ func New(cfg Config) *Herder {
 		result:     make(chan generated),
 		connectors: map[string]*connectorState{},
 	}
+	if cfg.Group == nil {
+		h.role.Store(&role{leader: true})
+	} else {
+		g := *cfg.Group
+		g.Handler = h
+		h.member = cluster.New(g)
+		h.role.Store(&role{})
+		h.assigned = &cluster.Allocation{}
+	}
+	return h
 }
 
 // Poke asks the loop to look at the config topic again.
@@ -86,9 +123,16 @@ func (h *Herder) Poke() {
 	}
 }
 
-// Run reconciles until ctx is cancelled, then stops every task gracefully (committing offsets).
+// Run reconciles until ctx is cancelled, then stops every task gracefully (committing offsets) and
+// leaves the group, so that the other workers take the work over at once.
 func (h *Herder) Run(ctx context.Context) error {
 	h.cfg.Configs.OnChange(h.Poke)
+	memberDone := make(chan error, 1)
+	memberCtx, stopMember := context.WithCancel(context.Background())
+	defer stopMember()
+	if h.member != nil {
+		go func() { memberDone <- h.member.Run(memberCtx) }()
+	}
 	h.started.Store(true)
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -97,7 +141,19 @@ func (h *Herder) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			h.shutdown()
+			if h.member != nil {
+				stopMember()
+				if err := <-memberDone; err != nil {
+					h.log.Warn("leaving the group", "err", err)
+				}
+			}
 			return nil
+		case err := <-memberDone:
+			// Run returns early only for a configuration error (say, a group.id that a consumer group
+			// uses): the worker cannot be part of the cluster, which the operator must fix.
+			h.log.Error("group membership stopped", "err", err)
+			h.role.Store(&role{err: err})
+			memberDone = nil
 		case <-h.wake:
 		case <-tick.C:
 		case f := <-h.calls:
@@ -139,17 +195,48 @@ func (h *Herder) shutdown() {
 	}
 }
 
-// reconcile makes the running connectors and tasks match the config snapshot.
+// reconcile makes the running connectors and tasks match the config snapshot: on the leader, the
+// connectors (task configs, connector statuses); on every worker, the tasks assigned to it.
 func (h *Herder) reconcile(ctx context.Context) {
+	h.handleChanges(ctx)
 	snap := h.cfg.Configs.Snapshot()
+	if h.isLeader() {
+		h.leadConnectors(ctx, snap)
+	} else if len(h.connectors) > 0 {
+		h.connectors = map[string]*connectorState{} // a new leader took over; it regenerates
+	}
+	h.runTasks(ctx, snap)
+}
 
-	for name := range h.connectors {
-		if _, ok := snap.Connectors[name]; !ok {
-			h.removeConnector(ctx, name)
+// changeHandlers are the config-topic changes that are events rather than state (the herder reads
+// state from the snapshot): restart requests, cluster-wide logger levels. The herder drains the
+// store's change queue and hands each change to the handler for its kind.
+func (h *Herder) handleChanges(ctx context.Context) {
+	for _, c := range h.cfg.Configs.Changes() {
+		switch c.Kind {
+		case store.RestartRequested:
+			h.applyRestart(ctx, c.Restart)
+		}
+		for _, f := range h.changeHooks {
+			f(c)
 		}
 	}
+}
 
-	desired := map[connect.TaskID]desiredTask{}
+// leadConnectors is the leader's part: Kafka Connect runs each connector on the worker it is
+// assigned to, but a wasmconnect connector object only lives while it validates and generates task
+// configs, and every config-topic write goes through the leader anyway; so the leader does this for
+// all connectors, and connector statuses name the leader.
+func (h *Herder) leadConnectors(ctx context.Context, snap store.ConfigSnapshot) {
+	h.ensureSessionKey(ctx, snap)
+	for name := range h.connectors {
+		if _, ok := snap.Connectors[name]; !ok {
+			delete(h.connectors, name)
+			if err := h.cfg.Statuses.DeleteConnector(ctx, name); err != nil {
+				h.log.Warn("deleting statuses of removed connector failed", "connector", name, "err", err)
+			}
+		}
+	}
 	for name, cfg := range snap.Connectors {
 		cs := h.connectors[name]
 		if cs == nil {
@@ -161,7 +248,8 @@ func (h *Herder) reconcile(ctx context.Context) {
 			h.stopConnector(ctx, name, cs, len(snap.Tasks[name]) > 0)
 			continue
 		}
-		if !cs.generating && !maps.Equal(cs.applied, cfg) {
+		_, inconsistent := snap.Inconsistent[name]
+		if !cs.generating && (!maps.Equal(cs.applied, cfg) || inconsistent) {
 			h.generate(ctx, name, cfg)
 			cs.generating = true
 		}
@@ -174,9 +262,34 @@ func (h *Herder) reconcile(ctx context.Context) {
 				h.putConnectorStatus(ctx, name, cs, want, "")
 			}
 		}
+	}
+	// A connector or task count the last assignment did not know needs a rebalance to be placed.
+	if h.member != nil {
+		if last := h.lastWork.Load(); last != nil && !sameWork(*last, workOf(snap)) {
+			h.member.Rejoin("the connectors or their task counts changed")
+		}
+	}
+}
+
+// runTasks starts, pauses and stops this worker's tasks to match the snapshot and the assignment.
+func (h *Herder) runTasks(ctx context.Context, snap store.ConfigSnapshot) {
+	mine := func(connect.TaskID) bool { return true }
+	if h.assigned != nil {
+		set := make(map[connect.TaskID]bool, len(h.assigned.Tasks))
+		for _, id := range h.assigned.Tasks {
+			set[id] = true
+		}
+		mine = func(id connect.TaskID) bool { return set[id] }
+	}
+	desired := map[connect.TaskID]desiredTask{}
+	for name, cfg := range snap.Connectors {
+		target := targetOf(snap, name)
+		if target == connect.TargetStopped {
+			continue
+		}
 		for i, tc := range snap.Tasks[name] {
-			desired[connect.TaskID{Connector: name, Task: i}] = desiredTask{
-				connCfg: cfg, taskCfg: tc, paused: target == connect.TargetPaused,
+			if id := (connect.TaskID{Connector: name, Task: i}); mine(id) {
+				desired[id] = desiredTask{connCfg: cfg, taskCfg: tc, paused: target == connect.TargetPaused}
 			}
 		}
 	}
@@ -200,8 +313,7 @@ func (h *Herder) reconcile(ctx context.Context) {
 	for _, id := range h.cfg.Worker.Tasks() {
 		running[id] = true
 	}
-	ids := slices.SortedFunc(maps.Keys(desired), compareTaskIDs)
-	for _, id := range ids {
+	for _, id := range slices.SortedFunc(maps.Keys(desired), compareTaskIDs) {
 		d := desired[id]
 		if running[id] {
 			h.cfg.Worker.SetPaused(id, d.paused)
@@ -286,20 +398,6 @@ func (h *Herder) stopConnector(ctx context.Context, name string, cs *connectorSt
 	}
 	if cs.reported != connect.StateStopped {
 		h.putConnectorStatus(ctx, name, cs, connect.StateStopped, "")
-	}
-}
-
-func (h *Herder) removeConnector(ctx context.Context, name string) {
-	var ids []connect.TaskID
-	for _, id := range h.cfg.Worker.Tasks() {
-		if id.Connector == name {
-			ids = append(ids, id)
-		}
-	}
-	h.cfg.Worker.StopTasks(ids...)
-	delete(h.connectors, name)
-	if err := h.cfg.Statuses.DeleteConnector(ctx, name); err != nil {
-		h.log.Warn("deleting statuses of removed connector failed", "connector", name, "err", err)
 	}
 }
 

@@ -85,6 +85,9 @@ func (h *Herder) CreateConnector(ctx context.Context, name string, cfg map[strin
 	if err := validName(name); err != nil {
 		return connect.ConnectorInfo{}, err
 	}
+	if err := h.forwardToLeader(ctx); err != nil {
+		return connect.ConnectorInfo{}, err
+	}
 	cfg = withName(name, cfg)
 	if _, ok := h.cfg.Configs.Snapshot().Connectors[name]; ok {
 		return connect.ConnectorInfo{}, connect.AlreadyExists("Connector %s already exists", name)
@@ -106,6 +109,9 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 	if err := validName(name); err != nil {
 		return connect.ConnectorInfo{}, false, err
 	}
+	if err := h.forwardToLeader(ctx); err != nil {
+		return connect.ConnectorInfo{}, false, err
+	}
 	cfg = withName(name, cfg)
 	if _, err := h.cfg.Worker.Validate(ctx, cfg); err != nil {
 		return connect.ConnectorInfo{}, false, err
@@ -121,6 +127,9 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 // DeleteConnector removes a connector.
 func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 	if _, _, err := h.config(name); err != nil {
+		return err
+	}
+	if err := h.forwardToLeader(ctx); err != nil {
 		return err
 	}
 	return h.cfg.Configs.RemoveConnector(ctx, name)
@@ -174,41 +183,43 @@ func (h *Herder) TaskConfigs(_ context.Context, name string) ([]connect.TaskInfo
 	return out, nil
 }
 
-// SetTargetState pauses, resumes or stops a connector.
+// SetTargetState pauses, resumes or stops a connector. Any worker may pause or resume (as in
+// Kafka); stopping goes through the leader, which also clears the task configs.
 func (h *Herder) SetTargetState(ctx context.Context, name string, state connect.TargetState) error {
 	if _, _, err := h.config(name); err != nil {
 		return err
 	}
+	if state == connect.TargetStopped {
+		if err := h.forwardToLeader(ctx); err != nil {
+			return err
+		}
+	}
 	return h.cfg.Configs.PutTargetState(ctx, name, store.TargetState(state))
 }
 
-// RestartConnector restarts a connector and, as asked, its (failed) tasks.
+// RestartConnector restarts a connector and, as asked, its (failed) tasks. The leader writes a
+// restart request to the config topic and every worker restarts what it runs, as Kafka Connect's
+// KIP-745 restarts do; the answer shows what is due to restart as RESTARTING.
 func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*connect.ConnectorStateInfo, error) {
 	if _, _, err := h.config(name); err != nil {
 		return nil, connect.NotFound("Unknown connector: %s", name)
 	}
+	if err := h.forwardToLeader(ctx); err != nil {
+		return nil, err
+	}
 	status, statusErr := h.ConnectorStatus(ctx, name)
-	var restartTasks []connect.TaskID
-	restartConnector := !onlyFailed || (statusErr == nil && status.Connector.State == connect.StateFailed)
-	if includeTasks && statusErr == nil {
+	if statusErr == nil {
+		if !onlyFailed || status.Connector.State == connect.StateFailed {
+			status.Connector.State = connect.StateRestarting
+		}
 		for i, t := range status.Tasks {
-			if !onlyFailed || t.State == connect.StateFailed {
-				restartTasks = append(restartTasks, connect.TaskID{Connector: name, Task: i})
+			if includeTasks && (!onlyFailed || t.State == connect.StateFailed) {
 				status.Tasks[i].State = connect.StateRestarting
 			}
 		}
 	}
-	if restartConnector && statusErr == nil {
-		status.Connector.State = connect.StateRestarting
-	}
-	err := h.onLoop(ctx, func() {
-		if cs := h.connectors[name]; cs != nil && restartConnector {
-			cs.applied = nil
-			cs.reported = ""
-		}
-		h.cfg.Worker.StopTasks(restartTasks...)
-	})
-	if err != nil {
+	req := store.RestartRequest{Connector: name, IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
+	if err := h.cfg.Configs.PutRestartRequest(ctx, req); err != nil {
 		return nil, err
 	}
 	if !includeTasks && !onlyFailed {
@@ -217,13 +228,51 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 	return &status, nil
 }
 
-// RestartTask restarts one task.
+// applyRestart carries out a restart request read from the config topic, on the loop.
+func (h *Herder) applyRestart(ctx context.Context, req store.RestartRequest) {
+	failed := func(st store.Status, ok bool) bool { return ok && st.State == string(connect.StateFailed) }
+	if cs := h.connectors[req.Connector]; cs != nil {
+		st, ok := h.cfg.Statuses.Connector(req.Connector)
+		if !req.OnlyFailed || failed(st, ok) {
+			cs.applied, cs.reported = nil, "" // generate task configs again, report RUNNING again
+		}
+	}
+	if !req.IncludeTasks {
+		return
+	}
+	var restart []connect.TaskID
+	for _, id := range h.cfg.Worker.Tasks() {
+		if id.Connector != req.Connector {
+			continue
+		}
+		if !req.OnlyFailed || failed(h.cfg.Statuses.Task(id.Connector, id.Task)) {
+			restart = append(restart, id)
+		}
+	}
+	for _, id := range restart {
+		h.putTaskStatus(ctx, id, connect.StateRestarting, "")
+	}
+	h.cfg.Worker.StopTasks(restart...) // the next reconcile starts them again
+}
+
+// RestartTask restarts one task on the worker that runs it.
 func (h *Herder) RestartTask(ctx context.Context, id connect.TaskID) error {
 	snap, _, err := h.config(id.Connector)
 	if err != nil || id.Task < 0 || id.Task >= len(snap.Tasks[id.Connector]) {
 		return connect.NotFound("Unknown task: %s", id)
 	}
-	return h.onLoop(ctx, func() { h.cfg.Worker.StopTasks(id) })
+	if slices.Contains(h.cfg.Worker.Tasks(), id) {
+		return h.onLoop(ctx, func() { h.cfg.Worker.StopTasks(id) })
+	}
+	if h.isLeader() && h.member != nil {
+		for _, w := range h.member.State().Workers {
+			if slices.Contains(w.Assignment.Tasks, id) {
+				return h.cfg.Forwarder.Forward(ctx, w.URL)
+			}
+		}
+		return connect.Conflict("Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+	}
+	return h.forwardToLeader(ctx)
 }
 
 // Plugins lists the loaded plugins of the given kinds.
@@ -243,6 +292,11 @@ func (h *Herder) Plugins(_ context.Context, kinds ...wire.Kind) []connect.Plugin
 func (h *Herder) Health(ctx context.Context) (rest.HealthStatus, string) {
 	if !h.started.Load() {
 		return rest.HealthStarting, "The worker is reading the internal topics and loading plugins."
+	}
+	if r := h.role.Load(); r.err != nil {
+		return rest.HealthUnhealthy, "The worker has no work from its group: " + r.err.Error()
+	} else if !r.leader && r.leaderURL == "" {
+		return rest.HealthStarting, "The worker is joining its group."
 	}
 	if err := h.onLoop(ctx, func() {}); err != nil {
 		return rest.HealthUnhealthy, "The worker's main loop did not answer in time; it may be stopping or blocked."

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/herder"
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
@@ -33,6 +34,7 @@ type Node struct {
 	statuses *store.StatusStore
 	metrics  *metrics.Registry
 	admin    *kgo.Client
+	group    *kgo.Client // group membership; nil without a group
 	herder   *herder.Herder
 	server   *rest.Server
 
@@ -117,16 +119,41 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 		ln.Close()
 		return nil, fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
 	}
-	n.herder = herder.New(herder.Config{
-		WorkerID: n.workerID, ClusterID: clusterID, Worker: w,
-		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: log,
-	})
 	setup, err := rest.FromProperties(cfg.Props)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
 	}
-	n.server = rest.New(n.herder, append(setup.Options, rest.WithLogger(log))...)
+	hcfg := herder.Config{
+		WorkerID: n.workerID, ClusterID: clusterID, Worker: w,
+		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: log,
+		SyncTimeout: cfg.SyncTimeout,
+	}
+	if cfg.GroupID != "" {
+		n.group, err = kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.ClientID("connect-"+n.workerID))
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+		}
+		hcfg.Group = &cluster.Config{
+			Client:            n.group,
+			GroupID:           cfg.GroupID,
+			URL:               n.url,
+			Protocol:          cfg.Props["connect.protocol"],
+			SessionTimeout:    cfg.SessionTimeout,
+			HeartbeatInterval: cfg.HeartbeatInterval,
+			RebalanceTimeout:  cfg.RebalanceTimeout,
+			MaxDelay:          cfg.ScheduledRebalanceMax,
+			Settings:          cluster.Settings(cfg.Props),
+			Version:           herder.Version,
+			Logger:            log,
+		}
+	}
+	fwd := &rest.Forwarder{Client: setup.Client}
+	hcfg.Forwarder = fwd
+	n.herder = herder.New(hcfg)
+	fwd.Key = n.herder.SessionKey // forwarded requests are signed with the cluster's session key
+	n.server = rest.New(n.herder, append(setup.Options, rest.WithLogger(log), rest.WithInternalKey(n.herder.SessionKey))...)
 	go n.server.Serve(ln)
 
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -176,6 +203,9 @@ func (n *Node) close() {
 	}
 	if n.admin != nil {
 		n.admin.Close()
+	}
+	if n.group != nil {
+		n.group.Close()
 	}
 	if n.host != nil {
 		n.host.Close(context.Background())

@@ -1,0 +1,202 @@
+package herder
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"maps"
+	"time"
+
+	"github.com/wasmconnect/wasmconnect/runtime/cluster"
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/store"
+)
+
+// The herder is the worker side of group membership (cluster.Handler). The Member calls these
+// from its own goroutine; whatever touches loop state runs on the loop.
+
+var _ cluster.Handler = (*Herder)(nil)
+
+// ConfigOffset is this worker's config topic position, sent in JoinGroup.
+func (h *Herder) ConfigOffset() int64 { return h.cfg.Configs.Snapshot().Offset }
+
+// LeaderSnapshot reads the config topic to its end and reports the work to assign.
+func (h *Herder) LeaderSnapshot(ctx context.Context) (cluster.Work, error) {
+	if err := h.cfg.Configs.ReadToEnd(ctx); err != nil {
+		return cluster.Work{}, err
+	}
+	w := workOf(h.cfg.Configs.Snapshot())
+	h.lastWork.Store(&w)
+	return w, nil
+}
+
+// OnRevoked stops revoked tasks and returns once they have stopped (and committed their offsets),
+// so that their new owner never runs them at the same time.
+func (h *Herder) OnRevoked(ctx context.Context, revoked cluster.Allocation) {
+	err := h.onLoop(ctx, func() {
+		if h.assigned != nil {
+			h.assigned = &cluster.Allocation{
+				Connectors: without(h.assigned.Connectors, revoked.Connectors),
+				Tasks:      without(h.assigned.Tasks, revoked.Tasks),
+			}
+		}
+		h.stopTasks(ctx, revoked.Tasks)
+	})
+	if err != nil {
+		// The loop has ended (the worker is stopping) and stopped every task itself.
+		h.log.Debug("revocation after the herder stopped", "err", err)
+	}
+}
+
+// OnAssigned applies a completed rebalance: it catches up with the config topic to the offset the
+// leader assigned at (Kafka's worker.sync.timeout.ms applies), then runs the assignment.
+func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
+	if a.Err != nil {
+		h.log.Error("the group gave this worker no work", "err", a.Err)
+		if errors.Is(a.Err, cluster.ErrConfigMismatch) {
+			rctx, cancel := context.WithTimeout(ctx, h.cfg.SyncTimeout)
+			h.cfg.Configs.ReadToEnd(rctx)
+			cancel()
+		}
+		h.role.Store(&role{leaderURL: a.LeaderURL, err: a.Err})
+		h.onLoop(ctx, func() { h.assigned = &cluster.Allocation{} })
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, h.cfg.SyncTimeout)
+	err := h.cfg.Configs.ReadToEnd(rctx)
+	cancel()
+	if offset := h.cfg.Configs.Snapshot().Offset; err != nil || offset < a.ConfigOffset {
+		h.log.Warn("could not read the config topic up to the assignment's offset; asking for another rebalance",
+			"have", offset, "want", a.ConfigOffset, "err", err)
+		h.member.Rejoin("behind the config topic")
+		return
+	}
+	h.role.Store(&role{leader: a.Leader, leaderURL: a.LeaderURL})
+	if !a.Leader {
+		h.lastWork.Store(nil)
+	}
+	owned := a.Owned
+	h.onLoop(ctx, func() {
+		h.assigned = &owned
+		h.generation = a.Generation
+		for _, cs := range h.connectors {
+			cs.reported = "" // the new generation re-reports every status
+		}
+	})
+	h.log.Info("rebalance completed", "generation", a.Generation, "leader", a.Leader, "leader_url", a.LeaderURL,
+		"connectors", len(a.Owned.Connectors), "tasks", len(a.Owned.Tasks),
+		"assigned", a.Assigned.String(), "revoked", a.Revoked.String(), "delay", a.Delay)
+}
+
+// stopTasks stops tasks and records them as UNASSIGNED (a safe write: a newer owner's status wins).
+func (h *Herder) stopTasks(ctx context.Context, ids []connect.TaskID) {
+	if len(ids) == 0 {
+		return
+	}
+	h.cfg.Worker.StopTasks(ids...)
+	for _, id := range ids {
+		h.putTaskStatus(ctx, id, connect.StateUnassigned, "")
+	}
+}
+
+func (h *Herder) isLeader() bool { return h.role.Load().leader }
+
+// leaderURL returns the leader's REST URL, "" when unknown (mid-rebalance).
+func (h *Herder) leaderURL() string { return h.role.Load().leaderURL }
+
+// forwardToLeader answers a REST write that only the leader may make by forwarding it there; it
+// returns nil when this worker is the leader and should serve it itself.
+//
+// A request that arrives while the group is forming or rebalancing waits for a leader (up to
+// leaderWait) rather than failing at once: the common case is a script that starts a worker and
+// creates connectors right away.
+func (h *Herder) forwardToLeader(ctx context.Context) error {
+	if h.isLeader() {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	for h.leaderURL() == "" && !h.isLeader() {
+		select {
+		case <-wctx.Done():
+			return connect.Conflict("Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if h.isLeader() {
+		return nil
+	}
+	if h.cfg.Forwarder == nil {
+		return connect.Conflict("Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.")
+	}
+	return h.cfg.Forwarder.Forward(ctx, h.leaderURL())
+}
+
+// leaderWait bounds how long a REST write waits for the group to have a leader.
+const leaderWait = 15 * time.Second
+
+// MemberState returns this worker's view of the group, nil without a group.
+func (h *Herder) MemberState() *cluster.State {
+	if h.member == nil {
+		return nil
+	}
+	st := h.member.State()
+	return &st
+}
+
+// sessionKeyTTL is inter.worker.key.ttl.ms: how long the leader's request-signing key lives.
+const sessionKeyTTL = time.Hour
+
+// SessionKey returns the key workers sign forwarded requests with (nil before one is read).
+func (h *Herder) SessionKey() []byte {
+	if k := h.cfg.Configs.Snapshot().SessionKey; k != nil {
+		return k.Key
+	}
+	return nil
+}
+
+// ensureSessionKey makes the leader write a new session key when there is none or it expired.
+func (h *Herder) ensureSessionKey(ctx context.Context, snap store.ConfigSnapshot) {
+	if h.member == nil {
+		return // alone: nothing is forwarded
+	}
+	if k := snap.SessionKey; k != nil && time.Since(k.Created) < sessionKeyTTL {
+		return
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	if err := h.cfg.Configs.PutSessionKey(ctx, store.SessionKey{Key: key, Algorithm: "HmacSHA256", Created: time.Now()}); err != nil {
+		h.log.Warn("writing the session key failed; will retry", "err", err)
+	}
+}
+
+// workOf is the work a snapshot describes, as the assignor sees it.
+func workOf(snap store.ConfigSnapshot) cluster.Work {
+	w := cluster.Work{Offset: snap.Offset, Connectors: map[string]int{}, Stopped: map[string]bool{}}
+	for name := range snap.Connectors {
+		w.Connectors[name] = len(snap.Tasks[name])
+		if targetOf(snap, name) == connect.TargetStopped {
+			w.Stopped[name] = true
+		}
+	}
+	return w
+}
+
+// sameWork compares what the assignor would place (the offset aside).
+func sameWork(a, b cluster.Work) bool {
+	return maps.Equal(a.Connectors, b.Connectors) && maps.Equal(a.Stopped, b.Stopped)
+}
+
+func without[T comparable](items, remove []T) []T {
+	drop := make(map[T]bool, len(remove))
+	for _, r := range remove {
+		drop[r] = true
+	}
+	var out []T
+	for _, it := range items {
+		if !drop[it] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
