@@ -65,7 +65,7 @@ type insertField struct {
 	nulls                                 nullPolicy
 	key                                   operand
 	topic, partition, offset, ts, staticF *insertSpec
-	staticValue                           *string
+	staticValue                           any // nil: unset
 	cache                                 schemaCache
 }
 
@@ -81,7 +81,7 @@ func (t *insertField) Configure(cfg sdk.Config) error {
 	t.ts = parseInsertSpec(cfg["timestamp.field"])
 	t.staticF = parseInsertSpec(cfg["static.field"])
 	if v, ok := cfg["static.value"]; ok {
-		t.staticValue = &v
+		t.staticValue = v
 	}
 	return nil // like Kafka's, an InsertField without fields inserts nothing
 }
@@ -166,10 +166,7 @@ func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
 
 // static returns static.value, nil when unset (Kafka inserts a null then).
 func (t *insertField) static() any {
-	if t.staticValue == nil {
-		return nil
-	}
-	return *t.staticValue
+	return t.staticValue
 }
 
 func (t *insertField) updatedSchema(s *connect.Schema) (*connect.Schema, error) {

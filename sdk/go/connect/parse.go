@@ -182,9 +182,9 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 	case TypeMap:
 		if s.Keys.Type == TypeString && c == '{' {
 			out := map[string]any{}
-			err := p.members(func(k string) error {
+			err := p.members(func(k []byte) error {
 				v, err := p.value(s.Values, where)
-				out[k] = v
+				out[string(k)] = v
 				return err
 			})
 			return out, err
@@ -226,13 +226,13 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 		if c == '{' {
 			st := NewStruct(s)
 			seen := uint64(0)
-			err := p.members(func(k string) error {
-				i := s.FieldIndex(k)
+			err := p.members(func(k []byte) error {
+				i := s.fieldIndexBytes(k)
 				if i < 0 {
-					_, err := p.value(nil, k) // JsonConverter ignores unknown fields
+					_, err := p.value(nil, "") // JsonConverter ignores unknown fields
 					return err
 				}
-				v, err := p.value(s.Fields[i].Schema, k)
+				v, err := p.value(s.Fields[i].Schema, s.Fields[i].Name)
 				st.values[i] = v
 				if i < 64 {
 					seen |= 1 << i
@@ -306,9 +306,9 @@ func (p *parser) schemaless(c byte) (any, error) {
 	switch {
 	case c == '{':
 		out := map[string]any{}
-		err := p.members(func(k string) error {
-			v, err := p.value(nil, k)
-			out[k] = v
+		err := p.members(func(k []byte) error {
+			v, err := p.value(nil, "")
+			out[string(k)] = v
 			return err
 		})
 		return out, err
@@ -380,6 +380,23 @@ func (p *parser) number() (string, bool, error) {
 		}
 	}
 	return string(p.b[start:p.i]), isInt, nil
+}
+
+// rawStr parses a JSON string and returns its bytes: a slice of the input when it has no escapes.
+func (p *parser) rawStr() ([]byte, error) {
+	start := p.i + 1
+	for j := start; j < len(p.b); j++ {
+		c := p.b[j]
+		if c == '"' {
+			p.i = j + 1
+			return p.b[start:j], nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	s, err := p.str()
+	return []byte(s), err
 }
 
 // str parses a JSON string.
@@ -495,7 +512,8 @@ func (p *parser) elements(elem func() error) error {
 }
 
 // members parses the members of an object, calling member with each key; member parses the value.
-func (p *parser) members(member func(key string) error) error {
+// The key aliases the input or a scratch buffer: it is valid during the call only.
+func (p *parser) members(member func(key []byte) error) error {
 	p.i++ // {
 	p.ws()
 	if p.peek() == '}' {
@@ -507,7 +525,7 @@ func (p *parser) members(member func(key string) error) error {
 		if p.peek() != '"' {
 			return p.syntax("an object key")
 		}
-		k, err := p.str()
+		k, err := p.rawStr()
 		if err != nil {
 			return err
 		}

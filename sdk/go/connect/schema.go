@@ -156,6 +156,25 @@ func (s *Schema) FieldIndex(name string) int {
 	return -1
 }
 
+// fieldIndexBytes is FieldIndex for a name given as bytes, without allocating.
+func (s *Schema) fieldIndexBytes(name []byte) int {
+	if s.idx == nil && len(s.Fields) > 8 {
+		return s.FieldIndex(string(name))
+	}
+	if s.idx != nil {
+		if i, ok := s.idx[string(name)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range s.Fields {
+		if s.Fields[i].Name == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
 // Field returns the named field of a struct schema, or nil.
 func (s *Schema) Field(name string) *Field {
 	if i := s.FieldIndex(name); i >= 0 {

@@ -143,7 +143,7 @@ func Encode(s *Schema, v any) (wire.Data, error) {
 	if err != nil {
 		return wire.Data{}, err
 	}
-	b, err := appendValue(nil, s, v, "")
+	b, err := appendValue(make([]byte, 0, 256), s, v, "")
 	if err != nil {
 		return wire.Data{}, err
 	}

@@ -11,9 +11,10 @@ import (
 //
 // Byte slices returned by a Decoder alias the input buffer; copy them if the buffer is reused.
 type Decoder struct {
-	buf []byte
-	off int
-	err error
+	buf   []byte
+	off   int
+	err   error
+	topic string // the last record topic: a batch mostly has one, decoded without allocating again
 }
 
 // NewDecoder returns a Decoder reading b.
@@ -148,7 +149,12 @@ func (d *Decoder) count(what string, minElemSize int) int {
 
 // Record reads one record into r. Byte fields alias the input.
 func (d *Decoder) Record(r *Record) {
-	r.Topic = d.String("record topic")
+	if t := d.Bytes("record topic"); string(t) == d.topic {
+		r.Topic = d.topic
+	} else {
+		r.Topic = string(t)
+		d.topic = r.Topic
+	}
 	r.Partition = int32(d.U32("record partition"))
 	r.Offset = d.I64("record offset")
 	r.Timestamp = d.I64("record timestamp")
