@@ -144,7 +144,7 @@ func TestStringEscapes(t *testing.T) {
 		t.Fatalf("%q %v", v, err)
 	}
 	d, _ := Encode(nil, "tab\there \x01 \"q\" \xff")
-	if string(d.Bytes) != `"tab\there \u0001 \"q\" \ufffd"` {
+	if string(d.Bytes) != "\"tab\\there \\u0001 \\\"q\\\" \uFFFD\"" {
 		t.Errorf("escaped %s", d.Bytes)
 	}
 }
@@ -165,3 +165,28 @@ func TestDecimalBytes(t *testing.T) {
 }
 
 func itoa(n int) string { return string(rune('0' + n)) }
+
+func FuzzDecode(f *testing.F) {
+	f.Add("", `{"a":[1,2.5,"x",null,true],"b":{"c":"\u00e9"}}`)
+	f.Add(`{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"}],"optional":false}`, `{"a":1}`)
+	f.Add(`{"type":"map","keys":{"type":"int8","optional":false},"values":{"type":"bytes","optional":true},"optional":false}`, `[[1,"AA=="]]`)
+	f.Fuzz(func(t *testing.T, schema, payload string) {
+		s, v, err := Decode(jsonData(schema, payload))
+		if err != nil {
+			return
+		}
+		d, err := Encode(s, v)
+		if err != nil {
+			return // e.g. a null for a required schema
+		}
+		// What Encode writes decodes again to the same JSON.
+		s2, v2, err := Decode(d)
+		if err != nil {
+			t.Fatalf("re-decoding %q %q: %v", d.Schema, d.Bytes, err)
+		}
+		d2, err := Encode(s2, v2)
+		if err != nil || string(d2.Bytes) != string(d.Bytes) {
+			t.Fatalf("not stable: %q then %q (%v)", d.Bytes, d2.Bytes, err)
+		}
+	})
+}

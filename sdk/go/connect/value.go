@@ -731,7 +731,7 @@ func appendString(dst []byte, s string) []byte {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				dst = append(dst, s[start:i]...)
-				dst = append(dst, `\ufffd`...)
+				dst = append(dst, "\uFFFD"...) // as a decoded \ufffd would be written
 				i++
 				start = i
 				continue
