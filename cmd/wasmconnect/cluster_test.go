@@ -171,8 +171,17 @@ type worker struct {
 	url string
 }
 
-// startWorker writes a properties file from the defaults plus overrides and starts a worker.
+// startWorker writes a properties file from the defaults plus overrides, starts a worker and waits
+// until it is healthy.
 func startWorker(t testing.TB, name, brokerAddr string, overrides map[string]string) *worker {
+	t.Helper()
+	w := startWorkerNoWait(t, name, brokerAddr, overrides)
+	w.waitReady(t)
+	return w
+}
+
+// startWorkerNoWait starts a worker without waiting for it to be healthy.
+func startWorkerNoWait(t testing.TB, name, brokerAddr string, overrides map[string]string) *worker {
 	t.Helper()
 	port := freePort(t)
 	props := map[string]string{
@@ -202,9 +211,11 @@ func startWorker(t testing.TB, name, brokerAddr string, overrides map[string]str
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := &worker{process: startProcess(t, name, "worker", "--config", file), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	w.waitReady(t)
-	return w
+	if l, ok := props["listeners"]; ok && overrides["listeners"] != "" {
+		port = 0
+		fmt.Sscanf(l[strings.LastIndex(l, ":")+1:], "%d", &port)
+	}
+	return &worker{process: startProcess(t, name, "worker", "--config", file), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
 }
 
 func (w *worker) waitReady(t testing.TB) {

@@ -200,3 +200,41 @@ func without[T comparable](items, remove []T) []T {
 	}
 	return out
 }
+
+// Workers answers GET /workers.
+func (h *Herder) Workers(context.Context) (connect.WorkersInfo, error) {
+	info := connect.WorkersInfo{WorkerID: h.cfg.WorkerID, Generation: -1}
+	r := h.role.Load()
+	info.Leader, info.LeaderURL = r.leader, r.leaderURL
+	if r.err != nil {
+		info.Error = r.err.Error()
+	}
+	st := h.MemberState()
+	if st == nil {
+		info.Assignment = assignmentOf(cluster.Allocation{Tasks: h.cfg.Worker.Tasks()})
+		return info, nil
+	}
+	info.GroupID, info.MemberID, info.Generation = st.GroupID, st.MemberID, st.Generation
+	info.Assignment = assignmentOf(st.Assignment)
+	if st.Err != nil && info.Error == "" {
+		info.Error = st.Err.Error()
+	}
+	for _, w := range st.Workers {
+		info.Workers = append(info.Workers, connect.WorkerInfo{
+			URL: w.URL, MemberID: w.MemberID, Version: w.Version, ConfigOffset: w.ConfigOffset,
+			Assignment: assignmentOf(w.Assignment), Refused: w.Refused,
+		})
+	}
+	return info, nil
+}
+
+func assignmentOf(a cluster.Allocation) connect.WorkAssignment {
+	w := connect.WorkAssignment{Connectors: a.Connectors, Tasks: a.Tasks}
+	if w.Connectors == nil {
+		w.Connectors = []string{}
+	}
+	if w.Tasks == nil {
+		w.Tasks = []connect.TaskID{}
+	}
+	return w
+}

@@ -277,6 +277,7 @@ type baseHerder interface {
 	RestartTask(ctx context.Context, id connect.TaskID) error
 	Plugins(ctx context.Context, kinds ...wire.Kind) []connect.PluginInfo
 	Health(ctx context.Context) (HealthStatus, string)
+	Workers(ctx context.Context) (connect.WorkersInfo, error)
 }
 
 // A herder with only the older methods satisfies Herder by embedding Unimplemented; the new routes

@@ -123,6 +123,10 @@ type Herder interface {
 	// the change.
 	SetLogLevel(ctx context.Context, namespace, level string, scope connect.LogScope) ([]string, error)
 
+	// Workers answers GET /workers (a wasmconnect addition): the worker's group membership, why it
+	// has no work if it has none, and on the leader every member with its URL, version and work.
+	Workers(ctx context.Context) (connect.WorkersInfo, error)
+
 	// Health answers GET /health (KIP-1017); ctx carries a 10 s deadline. It returns HealthHealthy once
 	// startup is complete and the worker's main loop has answered, HealthStarting while the worker is
 	// still starting (joining the group, reading the config topic), and HealthUnhealthy if the loop did

@@ -273,6 +273,11 @@ func (f *fakeHerder) Plugins(ctx context.Context, kinds ...wire.Kind) []connect.
 	return out
 }
 
+func (f *fakeHerder) Workers(context.Context) (connect.WorkersInfo, error) {
+	return connect.WorkersInfo{WorkerID: "w1:8083", Generation: 3, Leader: true, LeaderURL: "http://w1:8083/",
+		Assignment: connect.WorkAssignment{Connectors: []string{}, Tasks: []connect.TaskID{{Connector: "a", Task: 0}}}}, nil
+}
+
 func (f *fakeHerder) Health(ctx context.Context) (HealthStatus, string) {
 	if f.block != nil {
 		<-f.block
@@ -531,6 +536,12 @@ func errJSON(code int, msg string) string {
 func TestServerInfo(t *testing.T) {
 	hs := newHarness(t)
 	hs.expect("GET", "/", "", 200, `{"version":"3.9.0","commit":"abc123","kafka_cluster_id":"cluster-1"}`)
+}
+
+func TestWorkers(t *testing.T) {
+	hs := newHarness(t)
+	hs.expect("GET", "/workers", "", 200, `{"worker_id":"w1:8083","generation":3,"leader":true,"leader_url":"http://w1:8083/",`+
+		`"assignment":{"connectors":[],"tasks":[{"connector":"a","task":0}]}}`)
 }
 
 func TestListConnectors(t *testing.T) {

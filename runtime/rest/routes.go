@@ -53,6 +53,8 @@ func (s *Server) routes() *httprouter.Router {
 	get("/metrics", accessRead, s.metrics)
 	get("/openapi.json", accessRead, s.openAPI)
 
+	read("/workers", s.workers)
+
 	read("/connectors", s.listConnectors)
 	body(http.MethodPost, "/connectors", s.createConnector)
 	read("/connectors/:name", s.getConnector)
@@ -124,6 +126,15 @@ func healthResponse(status HealthStatus, detail string) response {
 }
 
 func unhealthy() response { return healthResponse(HealthUnhealthy, "") }
+
+// GET /workers (wasmconnect): the group as this worker sees it.
+func (s *Server) workers(ctx context.Context, _ call) (response, error) {
+	info, err := s.h.Workers(ctx)
+	if err != nil {
+		return response{}, err
+	}
+	return ok(info), nil
+}
 
 // GET /health
 func (s *Server) health(ctx context.Context, _ call) (response, error) {
