@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"math/big"
 	"strconv"
 	"strings"
@@ -65,7 +66,8 @@ type insertField struct {
 	nulls                                 nullPolicy
 	key                                   operand
 	topic, partition, offset, ts, staticF *insertSpec
-	staticValue                           any // nil: unset
+	staticValue                           any  // nil: unset
+	slow                                  bool // tests: never take the textual fast path
 	cache                                 schemaCache
 }
 
@@ -90,10 +92,6 @@ func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
 	if t.key.isNull(r) {
 		return r, nil
 	}
-	s, v, err := t.nulls.decode(t.key.get(r))
-	if err != nil {
-		return nil, err
-	}
 	if t.offset != nil && !isSink(r) {
 		return nil, sdk.DataError("Only SinkRecord supported for [%s], found: org.apache.kafka.connect.source.SourceRecord", insertPurpose)
 	}
@@ -103,6 +101,15 @@ func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
 	}
 	if r.Timestamp >= 0 {
 		timestamp = r.Timestamp
+	}
+	if !t.slow {
+		if ok, err := t.appendFast(r, partition, timestamp); ok || err != nil {
+			return r, err
+		}
+	}
+	s, v, err := t.nulls.decode(t.key.get(r))
+	if err != nil {
+		return nil, err
 	}
 	if s == nil {
 		m, err := requireMap(v, insertPurpose)
@@ -131,6 +138,80 @@ func (t *insertField) Apply(r *sdk.Record) (*sdk.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.applyStruct(r, s, st, partition, timestamp)
+}
+
+// appendFast inserts the fields into a struct payload as text when it can: the payload is a JSON
+// object of a struct schema and nulls need no defaults. It saves decoding and encoding every field of
+// every record, most of InsertField's cost; the result is what applyStruct writes, up to the order
+// and spacing of the original fields. It returns false to take the slow path.
+func (t *insertField) appendFast(r *sdk.Record, partition, timestamp any) (bool, error) {
+	d := t.key.get(r)
+	if d.Tag != sdk.TagJSON || len(d.Schema) == 0 || t.nulls.keep {
+		return false, nil
+	}
+	p := bytes.TrimSpace(d.Bytes)
+	if len(p) < 2 || p[0] != '{' || p[len(p)-1] != '}' {
+		return false, nil
+	}
+	s, err := connect.ParseSchema(d.Schema)
+	if err != nil || s == nil || s.Type != connect.TypeStruct {
+		return false, nil
+	}
+	us, err := t.cache.get(s, t.updatedSchema)
+	if err != nil {
+		return false, err
+	}
+	raw, err := us.JSON()
+	if err != nil {
+		return false, err
+	}
+	out := make([]byte, 0, len(p)+64)
+	out = append(out, p[:len(p)-1]...)
+	empty := len(bytes.TrimSpace(p[1:len(p)-1])) == 0
+	n := len(s.Fields)
+	add := func(v any) error {
+		if !empty || n > len(s.Fields) {
+			out = append(out, ',')
+		}
+		f := us.Fields[n]
+		n++
+		out, _ = connect.AppendJSON(out, nil, f.Name) // a string: cannot fail
+		out = append(out, ':')
+		var err error
+		out, err = connect.AppendFieldJSON(out, f.Name, f.Schema, v)
+		return err
+	}
+	var vals []any
+	if t.topic != nil {
+		vals = append(vals, r.Topic)
+	}
+	if t.partition != nil {
+		vals = append(vals, partition)
+	}
+	if t.offset != nil {
+		vals = append(vals, r.Offset)
+	}
+	if t.ts != nil {
+		if timestamp != nil {
+			vals = append(vals, time.UnixMilli(r.Timestamp).UTC())
+		} else {
+			vals = append(vals, nil)
+		}
+	}
+	if t.staticF != nil {
+		vals = append(vals, t.static())
+	}
+	for _, v := range vals {
+		if err := add(v); err != nil {
+			return false, sdk.DataError("%v", err)
+		}
+	}
+	t.key.set(r, sdk.JSON(raw, append(out, '}')))
+	return true, nil
+}
+
+func (t *insertField) applyStruct(r *sdk.Record, s *connect.Schema, st *connect.Struct, partition, timestamp any) (*sdk.Record, error) {
 	us, err := t.cache.get(s, t.updatedSchema)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,10 @@ func registerPredicates() {
 		func() sdk.Predicate { return recordIsTombstone{} })
 }
 
-type topicNameMatches struct{ re *regexp.Regexp }
+type topicNameMatches struct {
+	re      *regexp.Regexp
+	matches topicMemo[bool]
+}
 
 func (p *topicNameMatches) Configure(cfg sdk.Config) error {
 	re, err := compileJava(cfg["pattern"])
@@ -32,7 +35,9 @@ func (p *topicNameMatches) Configure(cfg sdk.Config) error {
 	return nil
 }
 
-func (p *topicNameMatches) Test(r *sdk.Record) (bool, error) { return p.re.MatchString(r.Topic), nil }
+func (p *topicNameMatches) Test(r *sdk.Record) (bool, error) {
+	return p.matches.get(r.Topic, p.re.MatchString), nil
+}
 
 type hasHeaderKey struct{ name string }
 

@@ -41,6 +41,25 @@ func validRegex(v string) error {
 type regexRouter struct {
 	re          *regexp.Regexp
 	replacement string // as a Go template for Regexp.Expand
+	routes      topicMemo[string]
+}
+
+// topicMemo remembers a result per topic: a batch has few topics, and a regular expression costs
+// microseconds per record in a wasm guest.
+type topicMemo[T any] struct {
+	m map[string]T
+}
+
+func (c *topicMemo[T]) get(topic string, compute func(string) T) T {
+	if v, ok := c.m[topic]; ok {
+		return v
+	}
+	v := compute(topic)
+	if c.m == nil || len(c.m) >= 1024 {
+		c.m = map[string]T{}
+	}
+	c.m[topic] = v
+	return v
 }
 
 func (t *regexRouter) Configure(cfg sdk.Config) error {
@@ -116,12 +135,16 @@ func goTemplate(rep string, re *regexp.Regexp) (string, error) {
 }
 
 func (t *regexRouter) Apply(r *sdk.Record) (*sdk.Record, error) {
-	m := t.re.FindStringSubmatchIndex(r.Topic)
-	if m == nil {
-		return r, nil
-	}
-	r.Topic = string(t.re.ExpandString(nil, t.replacement, r.Topic, m))
+	r.Topic = t.routes.get(r.Topic, t.route) // the same string when unchanged: the record stays unchanged
 	return r, nil
+}
+
+func (t *regexRouter) route(topic string) string {
+	m := t.re.FindStringSubmatchIndex(topic)
+	if m == nil {
+		return topic
+	}
+	return string(t.re.ExpandString(nil, t.replacement, topic, m))
 }
 
 // ---- TimestampRouter ------------------------------------------------------------------------

@@ -414,3 +414,40 @@ func equalBools(a, b []bool) bool {
 	}
 	return true
 }
+
+// TestInsertFieldFastPath checks that inserting fields into the payload text gives what decoding
+// and encoding the struct gives.
+func TestInsertFieldFastPath(t *testing.T) {
+	schema := `{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":true,"field":"s"}],"optional":true,"name":"x"}`
+	empty := `{"type":"struct","fields":[],"optional":false}`
+	recs := []wire.Record{
+		sinkRec(wire.Null(), js(schema, `{"id":1,"s":"a\"b"}`), 1483425001864),
+		sinkRec(wire.Null(), js(schema, ` { "id" : 2 , "s" : null } `), -1),
+		sinkRec(wire.Null(), js(empty, `{}`), 5),
+		sinkRec(wire.Null(), js(empty, `{ }`), 5),
+	}
+	for _, cfg := range []map[string]string{
+		{"topic.field": "t!", "partition.field": "p", "offset.field": "o?", "timestamp.field": "ts", "static.field": "st", "static.value": "v\u00e9"},
+		{"static.field": "st!"},
+		{"timestamp.field": "ts!"},
+	} {
+		for _, in := range recs {
+			var outs [2]string
+			for i, slow := range []bool{false, true} {
+				tr := &insertField{slow: slow}
+				if err := tr.Configure(cfg); err != nil {
+					t.Fatal(err)
+				}
+				r := in
+				if _, err := tr.Apply(&r); err != nil {
+					outs[i] = "error: " + err.Error()
+					continue
+				}
+				outs[i] = show(r.Value)
+			}
+			if outs[0] != outs[1] {
+				t.Errorf("%v on %s:\nfast %s\nslow %s", cfg, in.Value.Bytes, outs[0], outs[1])
+			}
+		}
+	}
+}

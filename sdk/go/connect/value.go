@@ -150,6 +150,15 @@ func Encode(s *Schema, v any) (wire.Data, error) {
 	return wire.JSON(raw, b), nil
 }
 
+// AppendJSON appends the JSON of v with schema s (nil: schemaless), as JsonConverter writes it: a
+// payload without the schema. Encode is AppendJSON with the schema's JSON.
+func AppendJSON(dst []byte, s *Schema, v any) ([]byte, error) { return appendValue(dst, s, v, "") }
+
+// AppendFieldJSON is AppendJSON for the value of a struct field; errors name the field.
+func AppendFieldJSON(dst []byte, field string, s *Schema, v any) ([]byte, error) {
+	return appendValue(dst, s, v, field)
+}
+
 func isPlain(s *Schema, t Type, optional bool) bool {
 	return s.Type == t && s.Optional == optional && s.Name == "" && s.Version == nil && s.Doc == "" &&
 		s.Parameters == nil && s.Default == nil
