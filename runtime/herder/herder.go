@@ -44,11 +44,12 @@ type Herder struct {
 	// Unimplemented answers 501 for the REST methods not written yet.
 	rest.Unimplemented
 
-	cfg    Config
-	log    *slog.Logger
-	wake   chan struct{}
-	calls  chan func() // run on the loop: requests that touch loop state
-	result chan generated
+	cfg     Config
+	log     *slog.Logger
+	wake    chan struct{}
+	calls   chan func()   // run on the loop: requests that touch loop state
+	closing chan struct{} // closed when the loop has stopped serving calls
+	result  chan generated
 
 	member *cluster.Member // nil without a group
 	// changeHooks are told every config-topic change (see handleChanges); set before Run.
@@ -100,6 +101,7 @@ func New(cfg Config) *Herder {
 		log:        cfg.Logger,
 		wake:       make(chan struct{}, 1),
 		calls:      make(chan func()),
+		closing:    make(chan struct{}),
 		result:     make(chan generated),
 		connectors: map[string]*connectorState{},
 	}
@@ -142,6 +144,9 @@ func (h *Herder) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			h.shutdown()
 			if h.member != nil {
+				// Leaving the group revokes what is left; the loop no longer serves calls, so the
+				// member's callbacks run inline (this goroutine only waits for the member).
+				close(h.closing)
 				stopMember()
 				if err := <-memberDone; err != nil {
 					h.log.Warn("leaving the group", "err", err)
@@ -169,6 +174,9 @@ func (h *Herder) onLoop(ctx context.Context, f func()) error {
 	done := make(chan struct{})
 	select {
 	case h.calls <- func() { f(); close(done) }:
+	case <-h.closing:
+		f()
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
