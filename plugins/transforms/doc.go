@@ -12,6 +12,11 @@
 // schemaless values (maps) and on values with a schema (structs, schemas updated as Kafka updates
 // them). Values are read and written with the SDK's Connect data model (sdk/go/connect).
 //
+// Performance: a wasm guest pays for every value it decodes, so InsertField and MaskField rewrite
+// struct payloads as text where the result is the same (tests compare both paths), and RegexRouter
+// and TopicNameMatches remember their result per topic. BenchmarkChain in wasm_test.go measures a
+// chain through the real host.
+//
 // Differences from Kafka: Java's SimpleDateFormat patterns are translated to Go's time layouts for
 // the common letters (y M d H h m s S E a z Z X and quoted text); Java regular expressions are run
 // by Go's regexp (RE2: no backreferences or lookaround); InsertHeader parses value.literal as

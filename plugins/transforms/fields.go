@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"math/big"
 	"strconv"
 	"strings"
@@ -375,6 +376,7 @@ func (t *replaceField) Apply(r *sdk.Record) (*sdk.Record, error) {
 // ---- MaskField ------------------------------------------------------------------------------
 
 type maskField struct {
+	slow        bool // tests: never take the textual fast path
 	nulls       nullPolicy
 	key         operand
 	fields      map[string]bool
@@ -403,6 +405,11 @@ func (t *maskField) Apply(r *sdk.Record) (*sdk.Record, error) {
 	if t.key.isNull(r) {
 		return r, nil
 	}
+	if !t.slow && !t.nulls.keep {
+		if ok, err := t.maskFast(r); ok || err != nil {
+			return r, err
+		}
+	}
 	s, v, err := t.nulls.decode(t.key.get(r))
 	if err != nil {
 		return nil, err
@@ -426,6 +433,89 @@ func (t *maskField) Apply(r *sdk.Record) (*sdk.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.maskStruct(r, s, st)
+}
+
+// maskFast masks the fields of a struct payload as text when it can: no replacement, a payload
+// that has each field of its struct schema exactly once, and masked fields of types whose zero value
+// is plain JSON. It saves decoding and encoding every field of every record; the result is what
+// maskStruct writes, up to the spacing and number formatting of the fields it leaves alone. It
+// returns false to take the slow path.
+func (t *maskField) maskFast(r *sdk.Record) (bool, error) {
+	d := t.key.get(r)
+	if t.replacement != nil || d.Tag != sdk.TagJSON || len(d.Schema) == 0 {
+		return false, nil
+	}
+	s, err := connect.ParseSchema(d.Schema)
+	if err != nil || s == nil || s.Type != connect.TypeStruct || len(s.Fields) > 64 {
+		return false, nil
+	}
+	p := d.Bytes
+	out := make([]byte, 0, len(p)+8)
+	copied, seen, fields := 0, uint64(0), 0
+	errSlow := errors.New("slow path")
+	err = connect.ScanObject(p, func(k []byte, start, end int) error {
+		i := s.FieldIndex(string(k))
+		if i < 0 || seen&(1<<i) != 0 {
+			return errSlow
+		}
+		seen |= 1 << i
+		fields++
+		f := s.Fields[i]
+		isNull := string(p[start:end]) == "null"
+		switch {
+		case isNull && f.Schema.Default != nil && !t.fields[f.Name]:
+			return errSlow // the slow path writes the default
+		case !t.fields[f.Name]:
+			return nil
+		case isNull && f.Schema.Default == nil:
+			return nil // masked(null) is null
+		}
+		zero := zeroJSON(f.Schema)
+		if zero == "" {
+			return errSlow
+		}
+		out = append(out, p[copied:start]...)
+		out = append(out, zero...)
+		copied = end
+		return nil
+	})
+	if err != nil || fields != len(s.Fields) {
+		return false, nil // the slow path decides, and reports errors as Kafka would
+	}
+	if copied == 0 {
+		return true, nil // nothing to mask: the record is unchanged
+	}
+	out = append(out, p[copied:]...)
+	t.key.set(r, sdk.JSON(d.Schema, out))
+	return true, nil
+}
+
+// zeroJSON is the JSON of what MaskField puts in place of a value of schema s, or "" when the slow
+// path must decide.
+func zeroJSON(s *connect.Schema) string {
+	switch s.Type {
+	case connect.TypeInt8, connect.TypeInt16, connect.TypeInt32, connect.TypeInt64:
+		return "0" // Date, Time and Timestamp: new Date(0)
+	case connect.TypeFloat32, connect.TypeFloat64:
+		return "0.0"
+	case connect.TypeBoolean:
+		return "false"
+	case connect.TypeString:
+		return `""`
+	case connect.TypeArray:
+		return "[]"
+	case connect.TypeMap:
+		if s.Keys.Type == connect.TypeString {
+			return "{}"
+		}
+		return "[]"
+	}
+	return ""
+}
+
+func (t *maskField) maskStruct(r *sdk.Record, s *connect.Schema, st *connect.Struct) (*sdk.Record, error) {
+	var err error
 	out := connect.NewStruct(s)
 	for i, f := range s.Fields {
 		fv := st.GetAt(i)

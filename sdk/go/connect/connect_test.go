@@ -190,3 +190,21 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestScanObject(t *testing.T) {
+	payload := []byte(` {"a": 1, "b\"q":{"x":[1,{"y":"}"}]},"c":"s\"t" , "d":null} `)
+	var got []string
+	err := ScanObject(payload, func(k []byte, start, end int) error {
+		got = append(got, string(k)+"="+string(payload[start:end]))
+		return nil
+	})
+	want := []string{`a=1`, `b"q={"x":[1,{"y":"}"}]}`, `c="s\"t"`, `d=null`}
+	if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q %v", got, err)
+	}
+	for _, bad := range []string{`[1]`, `{"a":}`, `{"a":1}x`, `{"a":"x`} {
+		if err := ScanObject([]byte(bad), func([]byte, int, int) error { return nil }); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

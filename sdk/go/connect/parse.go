@@ -549,3 +549,62 @@ func (p *parser) members(member func(key []byte) error) error {
 		}
 	}
 }
+
+// skip scans over one value without building it.
+func (p *parser) skip() error {
+	p.ws()
+	switch c := p.peek(); {
+	case c == '{':
+		return p.members(func([]byte) error { return p.skip() })
+	case c == '[':
+		return p.elements(p.skip)
+	case c == '"':
+		p.i++
+		for p.i < len(p.b) {
+			switch b := p.b[p.i]; {
+			case b == '"':
+				p.i++
+				return nil
+			case b == '\\':
+				p.i += 2
+			case b < 0x20:
+				return p.syntax("no control character in a string")
+			default:
+				p.i++
+			}
+		}
+		return p.syntax(`a closing '"'`)
+	case p.lit("true"), p.lit("false"), p.lit("null"):
+		return nil
+	default:
+		_, _, err := p.number()
+		return err
+	}
+}
+
+// ScanObject calls member for each member of the JSON object payload, in order, with the key (valid
+// during the call only) and the offsets of its value in payload, without decoding the values. It
+// lets a transformation rewrite a few fields of a large struct as text.
+func ScanObject(payload []byte, member func(key []byte, start, end int) error) error {
+	p := parser{b: payload}
+	p.ws()
+	if p.peek() != '{' {
+		return p.syntax("an object")
+	}
+	err := p.members(func(k []byte) error {
+		p.ws()
+		start := p.i
+		if err := p.skip(); err != nil {
+			return err
+		}
+		return member(k, start, p.i)
+	})
+	if err != nil {
+		return err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return fmt.Errorf("invalid JSON payload: unexpected data after the JSON value at byte %d", p.i)
+	}
+	return nil
+}
