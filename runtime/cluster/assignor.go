@@ -308,10 +308,13 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 		next[id] = current[id].minus(drop)
 	}
 
-	reassign := s.handleLost(lost, next, ids, in.MaxDelay, in.Now)
+	// Workers that are leaving gracefully take part in this round only to hand their work over:
+	// they get nothing, and what they held is reassigned at once (handleLost sees no member gone).
+	targets := staying(members)
+	reassign := s.handleLost(lost, next, ids, targets, in.MaxDelay, in.Now)
 
 	if s.delay == 0 {
-		lb := loadBalancingRevocations(conf, next, ids)
+		lb := loadBalancingRevocations(conf, next, targets)
 		switch {
 		case s.revokedInPrevious && len(lb) > 0:
 			s.successiveRevoking++
@@ -333,7 +336,7 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 	}
 
 	reassign.addSet(created)
-	assignLeastLoaded(reassign, next, ids)
+	assignLeastLoaded(reassign, next, targets)
 
 	out := make(map[string]MemberAssignment, len(ids))
 	nextPrevious := newWorkSet()
@@ -360,7 +363,9 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 // handleLost decides what happens to the lost work (Java's handleLostAssignments) and returns
 // what is to be reassigned like new work. Work given to candidate workers goes into next
 // directly.
-func (s *coopState) handleLost(lost workSet, next map[string]workSet, ids []string, maxDelay time.Duration, now time.Time) workSet {
+//
+// ids are all members of this round; targets those that may be given work (not leaving).
+func (s *coopState) handleLost(lost workSet, next map[string]workSet, ids, targets []string, maxDelay time.Duration, now time.Time) workSet {
 	if lost.empty() && !s.revokedInPrevious {
 		s.resetDelay()
 		return newWorkSet()
@@ -378,7 +383,7 @@ func (s *coopState) handleLost(lost workSet, next map[string]workSet, ids []stri
 		// or, if there are none, is assigned like new work.
 		var cands []string
 		for _, c := range s.candidates {
-			if _, ok := next[c]; ok {
+			if _, ok := next[c]; ok && slices.Contains(targets, c) {
 				cands = append(cands, c)
 			}
 		}
@@ -398,7 +403,7 @@ func (s *coopState) handleLost(lost workSet, next map[string]workSet, ids []stri
 		s.revokedInPrevious = false
 		return reassign
 	}
-	for _, id := range ids {
+	for _, id := range targets {
 		if next[id].empty() && !slices.Contains(s.candidates, id) {
 			s.candidates = append(s.candidates, id)
 		}
@@ -410,6 +415,22 @@ func (s *coopState) handleLost(lost workSet, next map[string]workSet, ids []stri
 	}
 	s.scheduled = now.Add(s.delay)
 	return newWorkSet()
+}
+
+// staying returns the ids of the members that are not leaving, sorted; all of them if every
+// member is leaving (someone must hold the work).
+func staying(members []joinedMember) []string {
+	var out []string
+	for _, m := range members {
+		if m.Meta.Ext == nil || !m.Meta.Ext.Leaving {
+			out = append(out, m.ID)
+		}
+	}
+	if len(out) == 0 {
+		return memberIDs(members)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (s *coopState) resetDelay() {

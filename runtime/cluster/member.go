@@ -193,6 +193,7 @@ type Member struct {
 	scheduled     time.Time
 	failures      int
 	coop          coopState
+	leaving       bool // stopping: the last rebalance hands the work over (see shutdown)
 }
 
 // New returns a Member for cfg. Configuration errors are returned by Run.
@@ -681,7 +682,7 @@ func (m *Member) rebalance(ctx context.Context, why string) (plan, error) {
 // joinProtocols builds the JoinGroup protocols with this worker's metadata.
 func (m *Member) joinProtocols() ([]kmsg.JoinGroupRequestProtocol, error) {
 	offset := m.cfg.Handler.ConfigOffset()
-	ext := &MetadataExtension{Version: m.cfg.Version, Settings: m.cfg.Settings}
+	ext := &MetadataExtension{Version: m.cfg.Version, Settings: m.cfg.Settings, Leaving: m.leaving}
 	var out []kmsg.JoinGroupRequestProtocol
 	for _, name := range m.protocols {
 		v, _ := ProtocolVersion(name)
@@ -914,9 +915,33 @@ func (m *Member) leave(ctx context.Context, reason string) {
 }
 
 // shutdown stops the work, then leaves the group.
+// handOver runs one last rebalance as a leaving member, with nothing running, so that the leader
+// gives this worker's work to the others at once. A plain LeaveGroup would make the leader treat
+// the work as lost and hold it for scheduled.rebalance.max.delay.ms, in case the worker comes
+// back, which a worker that is being stopped will not do soon. Eager groups and workers that are
+// not members skip it; a hand-over that does not complete in time is abandoned.
+func (m *Member) handOver(ctx context.Context) {
+	if m.memberIDNow() == "" || m.protocol == "" || m.protocol == ProtocolDefault {
+		return
+	}
+	m.leaving = true
+	hctx, cancel := context.WithTimeout(ctx, min(m.cfg.RebalanceTimeout, handOverTimeout))
+	defer cancel()
+	start := time.Now()
+	if _, err := m.rebalance(hctx, "worker stopping: handing its work over"); err != nil {
+		m.log.Warn("handing work over before leaving failed; the leader will treat it as lost", "error", err)
+		return
+	}
+	m.log.Info("handed work over to the group", "took", time.Since(start).Round(time.Millisecond))
+}
+
+// handOverTimeout bounds the last rebalance of a stopping worker.
+const handOverTimeout = 8 * time.Second
+
 func (m *Member) shutdown(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	m.revokeAll(bg, "worker stopping")
+	m.handOver(bg)
 	m.leave(bg, "worker stopping")
 	m.mu.Lock()
 	m.state.MemberID, m.state.Assignment = "", Allocation{}

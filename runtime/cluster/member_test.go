@@ -341,13 +341,15 @@ func TestMemberGracefulLeave(t *testing.T) {
 	if owned, _, _ := leaver.w.snapshot(); !owned.Empty() {
 		t.Fatalf("%s still runs %v after stopping", leaver.name, owned)
 	}
+	// The leaver handed its work over in a last rebalance before it left: unlike Kafka, which
+	// holds a gracefully departed worker's work for the scheduled delay, nothing waits.
 	took := waitFor(t, 10*time.Second, "the work reassigned", func() error { return tc.balanced(stay...) })
-	t.Logf("%s's work reassigned %v after its Run was cancelled (max delay %v)", leaver.name, took, testMaxDelay)
-	if took < testMaxDelay || took > testMaxDelay+3*time.Second {
-		t.Fatalf("took %v, want the max delay plus a rebalance", took)
+	t.Logf("%s's work reassigned %v after its Run returned (max delay %v)", leaver.name, took, testMaxDelay)
+	if took >= testMaxDelay {
+		t.Fatalf("took %v: the work of a worker that handed it over waited for the scheduled delay", took)
 	}
-	if !stay[0].w.delayed || !stay[1].w.delayed {
-		t.Fatal("the leader did not hold the work for the scheduled delay")
+	if stay[0].w.delayed || stay[1].w.delayed {
+		t.Fatal("the leader held handed-over work for the scheduled delay")
 	}
 }
 

@@ -120,6 +120,10 @@ type MetadataExtension struct {
 	// Settings holds the worker settings that must be equal on every worker of a cluster
 	// (internal topic names, converters...; see SettingKeys).
 	Settings map[string]string `json:"settings,omitempty"`
+	// Leaving says the worker is stopping gracefully and has stopped its work: the leader gives it
+	// nothing and hands what it held to the others at once, without the scheduled rebalance delay
+	// that is meant for workers that may come back.
+	Leaving bool `json:"leaving,omitempty"`
 }
 
 // MemberMetadata is the protocol metadata a worker sends in JoinGroup (Java's
