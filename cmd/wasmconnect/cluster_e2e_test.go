@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -147,6 +146,11 @@ func TestCluster(t *testing.T) {
 		feed(5000)
 		took, spread := waitSpread(t, ws[0], tasks, 2, 2*time.Minute, workerID(victim))
 		t.Logf("FAILOVER kill -9: all %d tasks RUNNING on the 2 survivors %v after %.1f s", tasks, spread, took.Seconds())
+		// The documented bound: session.timeout.ms (10 s) + scheduled.rebalance.max.delay.ms (3 s)
+		// + a rebalance and task start; generous for a loaded CI machine.
+		if took > 25*time.Second {
+			t.Errorf("failover after kill -9 took %v, want well under 30 s", took)
+		}
 
 		victim.start()
 		victim.waitReady(t)
@@ -163,8 +167,8 @@ func TestCluster(t *testing.T) {
 		took, spread := waitSpread(t, ws[0], tasks, 2, time.Minute, workerID(victim))
 		t.Logf("FAILOVER SIGTERM: worker exited after %.1f s, all %d tasks RUNNING on the 2 others %v %.1f s after the signal",
 			stopped.Seconds(), tasks, spread, (stopped + took).Seconds())
-		if stopped+took > 10*time.Second {
-			t.Errorf("tasks of a gracefully stopped worker took %v to run elsewhere", stopped+took)
+		if stopped+took > 5*time.Second {
+			t.Errorf("tasks of a gracefully stopped worker took %v to run elsewhere, want at most 5 s", stopped+took)
 		}
 		victim.start()
 		victim.waitReady(t)
@@ -236,7 +240,6 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("%d lines lost, e.g. %v", len(missing), missing[:min(5, len(missing))])
 	}
 	t.Logf("pipeline: %d lines in, %d lines out (%d duplicates)", lines, countLines(out), countLines(out)-lines)
-	_ = filepath.Join
 }
 
 // findLeader asks each worker's GET /workers who leads.
