@@ -439,7 +439,8 @@ func (s *Server) listPlugins(ctx context.Context, c call) (response, error) {
 	}
 	kinds := []wire.Kind{wire.KindSource, wire.KindSink}
 	if !connectorsOnly {
-		kinds = append(kinds, wire.KindConverter)
+		// KIP-769: converters, header converters, transformations and predicates too.
+		kinds = append(kinds, wire.KindConverter, wire.KindTransformation, wire.KindPredicate)
 	}
 	plugins := s.h.Plugins(ctx, kinds...)
 	if plugins == nil {
