@@ -46,13 +46,31 @@ func BenchmarkFileSourceVsKcat(b *testing.B) {
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 
-	var source, sourceJSON, steady, peer time.Duration
+	// A chain of transforms as a pipeline might use them: the line becomes a field of a map
+	// (HoistField), a static field is added (InsertField), a field is masked (MaskField), and the
+	// topic is renamed (RegexRouter).
+	chain := map[string]string{
+		"transforms":                     "hoist,insert,mask,route",
+		"transforms.hoist.type":          "org.apache.kafka.connect.transforms.HoistField$Value",
+		"transforms.hoist.field":         "line",
+		"transforms.insert.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+		"transforms.insert.static.field": "origin",
+		"transforms.insert.static.value": "bench",
+		"transforms.mask.type":           "org.apache.kafka.connect.transforms.MaskField$Value",
+		"transforms.mask.fields":         "origin",
+		"transforms.route.type":          "org.apache.kafka.connect.transforms.RegexRouter",
+		"transforms.route.regex":         "(.*)",
+		"transforms.route.replacement":   "$1",
+	}
+	var source, sourceJSON, steady, transformedSteady, peer time.Duration
 	for i := 0; i < b.N; i++ {
-		total, flowing := timeSource(b, w, adm, in, fmt.Sprintf("bench-string-%d", i), "org.apache.kafka.connect.storage.StringConverter", n)
+		total, flowing := timeSource(b, w, adm, in, fmt.Sprintf("bench-string-%d", i), "org.apache.kafka.connect.storage.StringConverter", n, nil)
 		source += total
 		steady += flowing
-		total, _ = timeSource(b, w, adm, in, fmt.Sprintf("bench-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", n)
+		total, _ = timeSource(b, w, adm, in, fmt.Sprintf("bench-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", n, nil)
 		sourceJSON += total
+		_, flowing = timeSource(b, w, adm, in, fmt.Sprintf("bench-chain-%d", i), "org.apache.kafka.connect.json.JsonConverter", n, chain)
+		transformedSteady += flowing
 		topic := fmt.Sprintf("bench-kcat-%d", i)
 		createTopic(b, adm, topic)
 		start := time.Now()
@@ -68,18 +86,24 @@ func BenchmarkFileSourceVsKcat(b *testing.B) {
 	b.ReportMetric(perSec(sourceJSON), "source-json-rec/s")
 	b.ReportMetric(perSec(peer), "kcat-rec/s")
 	b.ReportMetric(perSec(source)/perSec(peer), "source/kcat")
+	b.ReportMetric(perSec(transformedSteady), "source-4-transforms-steady-rec/s")
+	b.ReportMetric(perSec(transformedSteady)/perSec(steady), "transforms/plain")
 }
 
 // timeSource creates a file source into a new topic and returns the time until the topic holds
 // every line, from the create request (total: includes starting the connector and its task) and
 // from the first record written (flowing).
-func timeSource(b *testing.B, w *worker, adm *kadm.Client, file, name, converter string, n int) (total, flowing time.Duration) {
+func timeSource(b *testing.B, w *worker, adm *kadm.Client, file, name, converter string, n int, extra map[string]string) (total, flowing time.Duration) {
 	createTopic(b, adm, name)
-	start := time.Now()
-	w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
+	cfg := map[string]string{
 		"connector.class": "FileStreamSource", "file": file, "topic": name, "value.converter": converter,
 		"batch.size": "2000",
-	}})
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	start := time.Now()
+	w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": cfg})
 	waitEnd(b, adm, name, 1)
 	first := time.Now()
 	waitEnd(b, adm, name, n)

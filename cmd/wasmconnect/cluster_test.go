@@ -48,6 +48,7 @@ func runTests(m *testing.M) int {
 		{"go", "build", "-o", binary, "."},
 		guestBuild(filepath.Join(pluginDir, "file.wasm"), filepath.Join(root, "plugins/file")),
 		guestBuild(filepath.Join(pluginDir, "converters.wasm"), filepath.Join(root, "plugins/converters")),
+		guestBuild(filepath.Join(pluginDir, "transforms.wasm"), filepath.Join(root, "plugins/transforms")),
 		guestBuild(filepath.Join(testPlugin, "faulty.wasm"), filepath.Join(root, "plugins/testdata/faulty")),
 	}
 	for _, s := range steps {

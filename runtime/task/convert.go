@@ -11,50 +11,41 @@ import (
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
-// fromConnect converts one field (key or value) of every record in a single converter call.
+// fromConnect converts values in a single converter call.
 //
 // A batch whose values are all null (the keys of a file source, say) is not sent: a null without a
 // schema is null bytes for every converter (sdk/ABI.md §4), and skipping the call saves a trip into
 // the plugin per batch.
-func fromConnect(ctx context.Context, c Converter, recs []wire.Record, field func(*wire.Record) wire.Data) ([][]byte, error) {
-	in := make([]wire.TopicData, len(recs))
+func fromConnect(ctx context.Context, c Converter, in []wire.TopicData) ([][]byte, error) {
 	allNull := true
-	for i := range recs {
-		in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
+	for i := range in {
 		allNull = allNull && in[i].Value.Tag == wire.TagNull
 	}
 	if allNull {
-		return make([][]byte, len(recs)), nil
+		return make([][]byte, len(in)), nil
 	}
 	out, err := c.FromConnect(ctx, in)
-	if err != nil {
-		return nil, err
+	if err == nil && len(out) != len(in) {
+		err = fmt.Errorf("converter returned %d values for %d records", len(out), len(in))
 	}
-	if len(out) != len(in) {
-		return nil, fmt.Errorf("converter returned %d values for %d records", len(out), len(in))
-	}
-	return out, nil
+	return out, err
 }
 
-// toConnect converts one field of every fetched record in a single converter call.
-func toConnect(ctx context.Context, c Converter, recs []*kgo.Record, field func(*kgo.Record) []byte) ([]wire.Data, error) {
-	in := make([]wire.TopicBytes, len(recs))
+// toConnect converts bytes in a single converter call; null bytes are a null value for every
+// converter, so an all-null batch is not sent.
+func toConnect(ctx context.Context, c Converter, in []wire.TopicBytes) ([]wire.Data, error) {
 	allNull := true
-	for i, r := range recs {
-		in[i] = wire.TopicBytes{Topic: r.Topic, Bytes: field(r)}
+	for i := range in {
 		allNull = allNull && in[i].Bytes == nil
 	}
 	if allNull {
-		return make([]wire.Data, len(recs)), nil // null bytes are a null value for every converter
+		return make([]wire.Data, len(in)), nil
 	}
 	out, err := c.ToConnect(ctx, in)
-	if err != nil {
-		return nil, err
+	if err == nil && len(out) != len(in) {
+		err = fmt.Errorf("converter returned %d values for %d records", len(out), len(in))
 	}
-	if len(out) != len(in) {
-		return nil, fmt.Errorf("converter returned %d values for %d records", len(out), len(in))
-	}
-	return out, nil
+	return out, err
 }
 
 type explicitPartitionKey struct{}

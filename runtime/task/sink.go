@@ -31,11 +31,16 @@ type SinkConfig struct {
 	Topics         []string // topics
 	TopicsRegex    string   // topics.regex (exactly one of Topics and TopicsRegex)
 	FlushInterval  time.Duration
-	MaxPollRecords int // records per PUT; default 500 (Kafka's max.poll.records)
+	MaxPollRecords int         // records per PUT; default 500 (Kafka's max.poll.records)
+	Chain          Chain       // transforms, applied after the converters
+	Errors         ErrorPolicy // errors.*
 	Paused         bool
 	OnState        StateFunc
 	Metrics        *metrics.Task // nil: none
 	Logger         *slog.Logger
+	// ActiveTopics learns each topic the task consumes, when its first record is fetched
+	// (topic.tracking.enable). Nil: topics are not tracked.
+	ActiveTopics TopicRecorder
 }
 
 // Sink runs one sink task.
@@ -44,6 +49,8 @@ type Sink struct {
 	ctl *control
 	log *slog.Logger
 	cl  *kgo.Client
+
+	topics *topicSet // used by the loop goroutine only
 
 	mu      sync.Mutex // guards next: the loop and the group callbacks both use it
 	next    map[string]map[int32]kgo.EpochOffset
@@ -63,10 +70,11 @@ func NewSink(cfg SinkConfig) *Sink {
 		cfg.MaxPollRecords = 500
 	}
 	return &Sink{
-		cfg:  cfg,
-		ctl:  newControl(cfg.Paused),
-		log:  cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
-		next: map[string]map[int32]kgo.EpochOffset{},
+		cfg:    cfg,
+		ctl:    newControl(cfg.Paused),
+		log:    cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
+		next:   map[string]map[int32]kgo.EpochOffset{},
+		topics: newTopicSet(cfg.ActiveTopics),
 	}
 }
 
@@ -163,18 +171,53 @@ func (s *Sink) run(ctx context.Context) error {
 	}
 }
 
-// deliver converts fetched records and hands them to the plugin in one PUT.
+// deliver converts fetched records, runs the transform chain and hands the result to the plugin in
+// one PUT. Records that fail in a stage are handled by the error policy (skipped and sent to the
+// dead letter queue, or failing the task); every fetched record counts as consumed.
 func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
-	keys, err := toConnect(ctx, s.cfg.KeyConverter, recs, func(r *kgo.Record) []byte { return r.Key })
-	if err != nil {
-		return fmt.Errorf("task %s failed in KEY_CONVERTER at %s: %w", s.cfg.ID, position(recs[0]), err)
+	for _, r := range recs {
+		if s.topics.first(r.Topic) {
+			s.cfg.ActiveTopics.Record(r.Topic) // as Kafka's recordActiveTopic, when the record is consumed
+		}
 	}
-	values, err := toConnect(ctx, s.cfg.ValueConverter, recs, func(r *kgo.Record) []byte { return r.Value })
-	if err != nil {
-		return fmt.Errorf("task %s failed in VALUE_CONVERTER at %s: %w", s.cfg.ID, position(recs[0]), err)
+	var failed []failure
+	bad := make([]bool, len(recs))
+	convert := func(stage string, c Converter, field func(*kgo.Record) []byte) ([]wire.Data, error) {
+		in := make([]wire.TopicBytes, len(recs))
+		for i, r := range recs {
+			in[i] = wire.TopicBytes{Topic: r.Topic, Bytes: field(r)}
+		}
+		var out []wire.Data
+		var rejected map[int]error
+		err := s.cfg.Errors.retry(ctx, func() (err error) {
+			out, rejected, err = isolate(in, func(b []wire.TopicBytes) ([]wire.Data, error) { return toConnect(ctx, c, b) })
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task %s failed in %s for records %s..%s: %w", s.cfg.ID, stage, position(recs[0]), position(recs[len(recs)-1]), err)
+		}
+		for i, e := range rejected {
+			if !bad[i] {
+				bad[i] = true
+				failed = append(failed, failure{index: i, stage: stage, class: dataExceptionClass, err: e})
+			}
+		}
+		return out, nil
 	}
-	batch := make([]wire.Record, len(recs))
+	keys, err := convert("KEY_CONVERTER", s.cfg.KeyConverter, func(r *kgo.Record) []byte { return r.Key })
+	if err != nil {
+		return err
+	}
+	values, err := convert("VALUE_CONVERTER", s.cfg.ValueConverter, func(r *kgo.Record) []byte { return r.Value })
+	if err != nil {
+		return err
+	}
+	batch := make([]wire.Record, 0, len(recs))
+	index := make([]int, 0, len(recs)) // batch position -> recs position
 	for i, r := range recs {
+		if bad[i] {
+			continue
+		}
 		wr := wire.Record{
 			Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli(),
 			Key: keys[i], Value: values[i],
@@ -182,23 +225,35 @@ func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
 		for _, h := range r.Headers {
 			wr.Headers = append(wr.Headers, wire.Header{Key: h.Key, Value: headerData(h.Value)})
 		}
-		batch[i] = wr
+		batch = append(batch, wr)
+		index = append(index, i)
 	}
-	for backoff := 300 * time.Millisecond; ; backoff = min(backoff*2, 10*time.Second) {
-		err = s.cfg.Plugin.Put(ctx, batch)
-		var ge interface{ IsRetriable() bool }
-		if err == nil || !errors.As(err, &ge) || !ge.IsRetriable() || ctx.Err() != nil {
-			break
-		}
-		s.log.Info("PUT failed with a retriable error; retrying the same batch", "err", err, "backoff", backoff)
-		if !sleep(ctx, backoff) {
-			return nil
-		}
-	}
+	out, origin, tfailed, err := s.cfg.Chain.Apply(ctx, batch)
 	if err != nil {
-		return fmt.Errorf("task %s failed in TASK_PUT for records %s..%s: %w", s.cfg.ID, position(recs[0]), position(recs[len(recs)-1]), err)
+		return fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, err)
 	}
-	s.cfg.Metrics.SinkRecordsPut(len(recs))
+	for _, f := range tfailed {
+		f.index = index[f.index]
+		failed = append(failed, f)
+	}
+	if len(out) > 0 {
+		rejected, err := s.put(ctx, out)
+		if err != nil {
+			return fmt.Errorf("task %s failed in TASK_PUT for records %s..%s: %w", s.cfg.ID, position(recs[0]), position(recs[len(recs)-1]), err)
+		}
+		for i, e := range rejected {
+			failed = append(failed, failure{index: index[origin[i]], stage: "TASK_PUT", class: "org.apache.kafka.connect.errors.ConnectException", err: e})
+		}
+		s.cfg.Metrics.SinkRecordsPut(len(out) - len(rejected))
+	}
+	if len(failed) > 0 {
+		sort.Slice(failed, func(i, j int) bool { return failed[i].index < failed[j].index })
+		err := s.cfg.Errors.reportFailures(ctx, s.log, s.cfg.ID.String(), failed,
+			func(i int) string { return position(recs[i]) }, func(i int) *kgo.Record { return recs[i] })
+		if err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	for _, r := range recs {
 		ps := s.next[r.Topic]
@@ -211,6 +266,30 @@ func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
 	s.dirty = true
 	s.mu.Unlock()
 	return nil
+}
+
+// put hands records to the plugin. A retriable error retries the same batch with back-off, as Kafka
+// Connect does for a RetriableException from put; when the plugin rejects the batch and
+// errors.tolerance=all, the records are put one at a time to find the ones it rejects.
+func (s *Sink) put(ctx context.Context, batch []wire.Record) (map[int]error, error) {
+	var err error
+	for backoff := 300 * time.Millisecond; ; backoff = min(backoff*2, 10*time.Second) {
+		err = s.cfg.Plugin.Put(ctx, batch)
+		if err == nil || !retriable(err) || ctx.Err() != nil {
+			break
+		}
+		s.log.Info("PUT failed with a retriable error; retrying the same batch", "err", err, "backoff", backoff)
+		if !sleep(ctx, backoff) {
+			return nil, ctx.Err()
+		}
+	}
+	if err == nil || !s.cfg.Errors.TolerateAll || !recordLevel(err) {
+		return nil, err
+	}
+	_, rejected, err := isolate(batch, func(b []wire.Record) ([]struct{}, error) {
+		return make([]struct{}, len(b)), s.cfg.Plugin.Put(ctx, b)
+	})
+	return rejected, err
 }
 
 func position(r *kgo.Record) string {

@@ -22,6 +22,8 @@ type SourceConfig struct {
 	Plugin         SourcePlugin
 	KeyConverter   Converter
 	ValueConverter Converter
+	Chain          Chain       // transforms, applied before the converters
+	Errors         ErrorPolicy // errors.* (a source has no dead letter queue, as in Kafka)
 	// Producer writes the task's records. Build it with ProducerOpts so that a record's explicit
 	// partition is honoured. The task flushes it but does not close it.
 	Producer      *kgo.Client
@@ -32,6 +34,9 @@ type SourceConfig struct {
 	OnState       StateFunc
 	Metrics       *metrics.Task // nil: none
 	Logger        *slog.Logger
+	// ActiveTopics learns each topic the task writes to, once the first record written to it is
+	// acknowledged (topic.tracking.enable). Nil: topics are not tracked.
+	ActiveTopics TopicRecorder
 }
 
 // Source runs one source task.
@@ -41,6 +46,7 @@ type Source struct {
 	log *slog.Logger
 
 	acks       submitted
+	topics     *topicSet  // used by the loop goroutine only
 	produceMu  sync.Mutex // guards produceErr
 	produceErr error
 	// offsets that were committable but whose write failed; retried on the next flush.
@@ -56,9 +62,10 @@ func NewSource(cfg SourceConfig) *Source {
 		cfg.OnState = func(connect.State, string) {}
 	}
 	return &Source{
-		cfg: cfg,
-		ctl: newControl(cfg.Paused),
-		log: cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
+		cfg:    cfg,
+		ctl:    newControl(cfg.Paused),
+		log:    cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
+		topics: newTopicSet(cfg.ActiveTopics),
 	}
 }
 
@@ -139,16 +146,62 @@ func (s *Source) run(ctx context.Context) error {
 
 // send converts a polled batch and hands it to the producer. The batch's offsets become committable
 // once every record of it (and of every batch before it) has been acknowledged.
-func (s *Source) send(ctx context.Context, recs []wire.Record) error {
-	keys, err := fromConnect(ctx, s.cfg.KeyConverter, recs, func(r *wire.Record) wire.Data { return r.Key })
+//
+// Records go through the transform chain, then the converters; a record that fails in either is
+// handled by the error policy (skipped with errors.tolerance=all, else the task fails). Its source
+// offset still counts: the offsets of a batch are those of every record polled.
+func (s *Source) send(ctx context.Context, polled []wire.Record) error {
+	recs, origin, failed, err := s.cfg.Chain.Apply(ctx, polled)
 	if err != nil {
-		return fmt.Errorf("task %s failed in KEY_CONVERTER: %w", s.cfg.ID, err)
+		return fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, err)
 	}
-	values, err := fromConnect(ctx, s.cfg.ValueConverter, recs, func(r *wire.Record) wire.Data { return r.Value })
+	bad := make([]bool, len(recs))
+	convert := func(stage string, c Converter, field func(*wire.Record) wire.Data) ([][]byte, error) {
+		in := make([]wire.TopicData, len(recs))
+		for i := range recs {
+			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
+		}
+		var out [][]byte
+		var rejected map[int]error
+		err := s.cfg.Errors.retry(ctx, func() (err error) {
+			out, rejected, err = isolate(in, func(b []wire.TopicData) ([][]byte, error) { return fromConnect(ctx, c, b) })
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task %s failed in %s: %w", s.cfg.ID, stage, err)
+		}
+		for i, e := range rejected {
+			if !bad[i] {
+				bad[i] = true
+				failed = append(failed, failure{index: origin[i], stage: stage, class: dataExceptionClass, err: e})
+			}
+		}
+		return out, nil
+	}
+	keys, err := convert("KEY_CONVERTER", s.cfg.KeyConverter, func(r *wire.Record) wire.Data { return r.Key })
 	if err != nil {
-		return fmt.Errorf("task %s failed in VALUE_CONVERTER: %w", s.cfg.ID, err)
+		return err
 	}
-	b := s.acks.submit(recs)
+	values, err := convert("VALUE_CONVERTER", s.cfg.ValueConverter, func(r *wire.Record) wire.Data { return r.Value })
+	if err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		describe := func(i int) string {
+			r := &polled[i]
+			return fmt.Sprintf("for topic %s with source partition %s and offset %s", r.Topic, r.SourcePartition, r.SourceOffset)
+		}
+		if err := s.cfg.Errors.reportFailures(ctx, s.log, s.cfg.ID.String(), failed, describe, nil); err != nil {
+			return err
+		}
+	}
+	produced := 0
+	for i := range recs {
+		if !bad[i] {
+			produced++
+		}
+	}
+	b := s.acks.submit(polled, produced)
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
 			s.setFailure(fmt.Errorf("task %s failed in KAFKA_PRODUCE: %w", s.cfg.ID, err))
@@ -159,13 +212,27 @@ func (s *Source) send(ctx context.Context, recs []wire.Record) error {
 	}
 	for i := range recs {
 		r := &recs[i]
+		if bad[i] {
+			continue
+		}
 		if r.Topic == "" {
 			return fmt.Errorf("task %s failed in TASK_POLL: the plugin returned a record without a topic", s.cfg.ID)
 		}
 		kr := toKafkaRecord(r, keys[i], values[i])
+		p := promise
+		if s.topics.first(r.Topic) {
+			// As Kafka's recordActiveTopic: a topic is active once a record was written to it. Only
+			// the first record of a topic pays for this; a failed write fails the task anyway.
+			p = func(kr *kgo.Record, err error) {
+				promise(kr, err)
+				if err == nil {
+					s.cfg.ActiveTopics.Record(kr.Topic)
+				}
+			}
+		}
 		// The producer's context is not ctx: a stop must not drop records already polled; they are
 		// flushed (bounded by offset.flush.timeout.ms) before the task ends.
-		s.cfg.Producer.Produce(context.Background(), kr, promise)
+		s.cfg.Producer.Produce(context.Background(), kr, p)
 	}
 	return nil
 }
@@ -240,9 +307,12 @@ type batch struct {
 
 func (b *batch) ack() { b.remaining.Add(-1) }
 
-func (s *submitted) submit(recs []wire.Record) *batch {
+// submit records a polled batch, of which produced records were handed to the producer (the
+// others were dropped by a transform or skipped after an error); its offsets are those of every
+// polled record.
+func (s *submitted) submit(recs []wire.Record, produced int) *batch {
 	b := &batch{}
-	b.remaining.Store(int64(len(recs)))
+	b.remaining.Store(int64(produced))
 	for i := range recs {
 		if len(recs[i].SourcePartition) == 0 || len(recs[i].SourceOffset) == 0 {
 			continue

@@ -18,8 +18,8 @@ func rec(partition, offset string) wire.Record {
 
 func TestSubmittedCommitsOnlyFullyAckedPrefix(t *testing.T) {
 	var s submitted
-	a := s.submit([]wire.Record{rec(`{"f":"a"}`, `{"p":1}`), rec("", ""), rec(`{"f":"a"}`, `{"p":2}`)})
-	b := s.submit([]wire.Record{rec(`{"f":"a"}`, `{"p":3}`), rec(`{"f":"b"}`, `{"p":9}`)})
+	a := s.submit([]wire.Record{rec(`{"f":"a"}`, `{"p":1}`), rec("", ""), rec(`{"f":"a"}`, `{"p":2}`)}, 3)
+	b := s.submit([]wire.Record{rec(`{"f":"a"}`, `{"p":3}`), rec(`{"f":"b"}`, `{"p":9}`)}, 2)
 
 	if got := s.committable(); got != nil {
 		t.Fatalf("nothing acked yet, got %q", got)
@@ -45,7 +45,7 @@ func TestSubmittedCommitsOnlyFullyAckedPrefix(t *testing.T) {
 
 func TestSubmittedBatchWithoutOffsets(t *testing.T) {
 	var s submitted
-	b := s.submit([]wire.Record{rec("", "")})
+	b := s.submit([]wire.Record{rec("", "")}, 1)
 	b.ack()
 	if got := s.committable(); got != nil {
 		t.Fatalf("got %q", got)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +30,9 @@ type Config struct {
 	ClientOpts []kgo.Opt         // how to reach Kafka (seed brokers...)
 	Metrics    *metrics.Registry // nil: none
 	Logger     *slog.Logger
+	// Statuses receives the topics tasks use (KIP-558) unless the worker property
+	// topic.tracking.enable is false. Nil: topics are not tracked.
+	Statuses TopicStatuses
 }
 
 // Worker runs connectors' task-config generation and task loops.
@@ -41,6 +43,7 @@ type Worker struct {
 	opts    []kgo.Opt
 	metrics *metrics.Registry
 	log     *slog.Logger
+	topics  *topicWriter // nil: topic tracking is off
 
 	mu    sync.Mutex
 	tasks map[connect.TaskID]*running
@@ -51,58 +54,35 @@ func New(c Config) *Worker {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	return &Worker{
+	w := &Worker{
 		cfg: c.Worker, host: c.Host, offsets: c.Offsets, opts: c.ClientOpts, metrics: c.Metrics,
 		log: c.Logger, tasks: map[connect.TaskID]*running{},
 	}
+	if c.Statuses != nil && TrackingEnabled(c.Worker.Props) {
+		w.topics = newTopicWriter(c.Statuses, c.Logger)
+	}
+	return w
+}
+
+// activeTopics returns what a task reports its topics to: nil when tracking is off.
+func (w *Worker) activeTopics(id connect.TaskID) task.TopicRecorder {
+	if w.topics == nil {
+		return nil
+	}
+	return w.topics.recorder(id)
+}
+
+// SinkGroupID is the consumer group of a sink connector: consumer.override.group.id if the
+// connector sets it, else Kafka Connect's connect-<name>.
+func SinkGroupID(name string, cfg map[string]string) string {
+	if g := cfg["consumer.override.group.id"]; g != "" {
+		return g
+	}
+	return "connect-" + name
 }
 
 // Host returns the plugin host.
 func (w *Worker) Host() *wasmhost.Host { return w.host }
-
-// Validate checks a connector config as Kafka Connect does before accepting it: the connector
-// class, tasks.max, the converters, a sink's topics, and the plugin's own definitions and checks.
-// All problems are reported at once in Kafka's 400 wording.
-func (w *Worker) Validate(ctx context.Context, cfg map[string]string) (connect.ConnectorType, error) {
-	p, typ, err := w.ResolveConnector(cfg)
-	if err != nil {
-		return typ, err
-	}
-	var problems []string
-	if _, err := TasksMax(cfg); err != nil {
-		problems = append(problems, err.Error())
-	}
-	if _, _, err := w.converters(cfg); err != nil {
-		problems = append(problems, err.Error())
-	}
-	if typ == connect.TypeSink {
-		topics, regex := strings.TrimSpace(cfg["topics"]), strings.TrimSpace(cfg["topics.regex"])
-		switch {
-		case topics == "" && regex == "":
-			problems = append(problems, "Must configure one of topics or topics.regex")
-		case topics != "" && regex != "":
-			problems = append(problems, "topics and topics.regex are mutually exclusive options, but both are set.")
-		}
-	}
-	perKey, err := w.host.Validate(ctx, p, cfg)
-	if err != nil {
-		return typ, fmt.Errorf("validating connector config with plugin %s: %w", p.Name, err)
-	}
-	keys := make([]string, 0, len(perKey))
-	for k := range perKey {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		problems = append(problems, perKey[k]...)
-	}
-	if len(problems) > 0 {
-		return typ, connect.BadRequest("Connector configuration is invalid and contains the following %d error(s):\n%s\n"+
-			"You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
-			len(problems), strings.Join(problems, "\n"))
-	}
-	return typ, nil
-}
 
 // TaskConfigs asks a connector for its task configs (at most tasks.max), in a session of its own
 // that is closed afterwards: a connector object lives only as long as this call.
@@ -237,7 +217,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	if err != nil {
 		return fail(err)
 	}
-	log := w.log.With("connector", id.Connector, "task", id.Task)
+
 	if typ == connect.TypeSource {
 		// Another worker may have run this task until a moment ago: read its last offsets first.
 		if err := w.offsets.ReadToEnd(ctx); err != nil {
@@ -261,6 +241,15 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	if err != nil {
 		return fail(fmt.Errorf("configuring value.converter %s: %w", valueSpec.plugin.Class, err))
 	}
+	chain, err := w.chain(ctx, sess, r.connCfg)
+	if err != nil {
+		return fail(err)
+	}
+	policy, closePolicy, err := w.errorPolicy(ctx, id, typ, r.connCfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer closePolicy()
 	var m *metrics.Task
 	if w.metrics != nil {
 		m = w.metrics.Task(id, typ)
@@ -281,24 +270,23 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		defer producer.Close()
 		src := task.NewSource(task.SourceConfig{
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv, Producer: producer,
+			Chain: chain, Errors: policy,
 			Offsets: offsetWriter{w.offsets}, FlushInterval: w.cfg.OffsetFlushInterval, FlushTimeout: w.cfg.OffsetFlushTimeout,
-			Paused: paused, OnState: onState, Metrics: m, Logger: w.log,
+			Paused: paused, OnState: onState, Metrics: m, Logger: w.log, ActiveTopics: w.activeTopics(id),
 		})
 		w.attach(r, src)
 		return src.Run(ctx)
 	default:
-		group := r.connCfg["consumer.override.group.id"]
-		if group == "" {
-			group = "connect-" + id.Connector
-		}
 		sink := task.NewSink(task.SinkConfig{
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv,
+			Chain: chain, Errors: policy,
 			ClientOpts:    append(append([]kgo.Opt{}, w.opts...), kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", id.Connector, id.Task))),
-			GroupID:       group,
+			GroupID:       SinkGroupID(id.Connector, r.connCfg),
 			Topics:        splitList(r.connCfg["topics"]),
 			TopicsRegex:   strings.TrimSpace(r.connCfg["topics.regex"]),
 			FlushInterval: w.cfg.OffsetFlushInterval,
-			Paused:        paused, OnState: onState, Metrics: m, Logger: log,
+			Paused:        paused, OnState: onState, Metrics: m, Logger: w.log,
+			ActiveTopics: w.activeTopics(id),
 		})
 		w.attach(r, sink)
 		return sink.Run(ctx)

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSinkErrorHandlingWithDeadLetterQueue feeds a sink a topic holding one poison record (not
+// JSON) among good ones: with errors.tolerance=all every good record reaches the file, through a
+// transform chain, and the poison record lands in the dead letter queue with Kafka's error
+// headers; with errors.tolerance=none the task fails naming the stage and the record.
+func TestSinkErrorHandlingWithDeadLetterQueue(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Fatalf("kcat is needed (apt-get install kcat): %v", err)
+	}
+	_, addr := startBroker(t)
+	files := t.TempDir()
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.fs.allow": files})
+
+	var in strings.Builder
+	for i := 0; i < 100; i++ {
+		if i == 42 {
+			in.WriteString("this is not json\n")
+			continue
+		}
+		fmt.Fprintf(&in, "{\"n\":%d,\"secret\":\"s%d\"}\n", i, i)
+	}
+	cmd := exec.Command(kcat, "-P", "-b", addr, "-t", "orders")
+	cmd.Stdin = strings.NewReader(in.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kcat -P: %v\n%s", err, out)
+	}
+
+	out := filepath.Join(files, "orders.txt")
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "tolerant", "config": map[string]string{
+		"connector.class": "FileStreamSink", "topics": "orders", "file": out,
+		"key.converter":                                   "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter":                                 "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter.schemas.enable":                  "false",
+		"transforms":                                      "mask,tag",
+		"transforms.mask.type":                            "org.apache.kafka.connect.transforms.MaskField$Value",
+		"transforms.mask.fields":                          "secret",
+		"transforms.tag.type":                             "InsertField$Value",
+		"transforms.tag.static.field":                     "via",
+		"transforms.tag.static.value":                     "wasmconnect",
+		"errors.tolerance":                                "all",
+		"errors.log.enable":                               "true",
+		"errors.deadletterqueue.topic.name":               "orders-dlq",
+		"errors.deadletterqueue.topic.replication.factor": "1",
+		"errors.deadletterqueue.context.headers.enable":   "true",
+	}})
+	waitFor(t, time.Minute, "99 good records in the sink file", func() bool { return countLines(out) >= 99 })
+	lines := readLines(t, out)
+	if len(lines) != 99 {
+		t.Fatalf("%d lines in the sink file, want 99", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, `"secret":""`) || !strings.Contains(l, `"via":"wasmconnect"`) {
+			t.Fatalf("line %q was not masked and tagged", l)
+		}
+	}
+	if s, _ := w.status(t, "tolerant"); s.Tasks[0].State != "RUNNING" {
+		t.Fatalf("tolerant sink is %s: %s", s.Tasks[0].State, s.Tasks[0].Trace)
+	}
+
+	dlq := exec.Command(kcat, "-C", "-b", addr, "-t", "orders-dlq", "-c", "1", "-e", "-q", "-f", "%s\n%h\n")
+	raw, err := dlq.Output()
+	if err != nil {
+		t.Fatalf("kcat -C orders-dlq: %v", err)
+	}
+	got := string(raw)
+	for _, want := range []string{
+		"this is not json",
+		"__connect.errors.topic=orders",
+		"__connect.errors.offset=42",
+		"__connect.errors.stage=VALUE_CONVERTER",
+		"__connect.errors.connector.name=tolerant",
+		"__connect.errors.exception.message=",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dead letter record lacks %q:\n%s", want, got)
+		}
+	}
+
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "strict", "config": map[string]string{
+		"connector.class": "FileStreamSink", "topics": "orders", "file": filepath.Join(files, "strict.txt"),
+		"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter.schemas.enable": "false",
+	}})
+	s := w.waitTaskState(t, "strict", "FAILED", time.Minute)
+	for _, want := range []string{"VALUE_CONVERTER", "orders-0@42"} {
+		if !strings.Contains(s.Tasks[0].Trace, want) {
+			t.Errorf("trace does not name %q:\n%s", want, s.Tasks[0].Trace)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package task
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// Transformation is a single message transform (SMT) plugin object.
+type Transformation interface {
+	Transform(ctx context.Context, records []wire.Record) ([]wire.TransformedRecord, []wire.RecordFailure, error)
+}
+
+// Predicate is a predicate plugin object.
+type Predicate interface {
+	Test(ctx context.Context, records []wire.Record) ([]bool, []wire.RecordFailure, error)
+}
+
+// Step is one element of a connector's transform chain (transforms=a,b): the transformation and,
+// if transforms.<alias>.predicate is set, the predicate that selects the records it applies to.
+type Step struct {
+	Alias     string // the transform's alias, for errors
+	Class     string // transforms.<alias>.type, for errors and the DLQ headers
+	Transform Transformation
+	Predicate Predicate // nil: every record
+	Negate    bool      // transforms.<alias>.negate
+}
+
+// Chain is a connector's transform chain, applied in order.
+type Chain []Step
+
+// failure is one record that failed in a stage of a task loop.
+type failure struct {
+	index int    // into the batch the loop started from
+	stage string // Kafka's stage name: TRANSFORMATION, KEY_CONVERTER, ...
+	class string // the error's class, Java-style, for __connect.errors.exception.class.name
+	err   error
+}
+
+// Apply runs the chain on a batch, one plugin call per step (two with a predicate). It returns the
+// records that come out of it, the index of the input record each came from (so sink positions and
+// source offsets stay right when records are dropped or split), and the records that failed.
+func (c Chain) Apply(ctx context.Context, recs []wire.Record) (out []wire.Record, origin []int, failed []failure, err error) {
+	out = recs
+	origin = make([]int, len(recs))
+	for i := range origin {
+		origin[i] = i
+	}
+	for _, st := range c {
+		if len(out) == 0 {
+			break
+		}
+		selected := make([]bool, len(out))
+		for i := range selected {
+			selected[i] = true
+		}
+		if st.Predicate != nil {
+			matches, pfailed, err := st.Predicate.Test(ctx, out)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("predicate of transform %s: %w", st.Alias, err)
+			}
+			bad := map[int]bool{}
+			for _, f := range pfailed {
+				bad[f.Input] = true
+				failed = append(failed, failure{index: origin[f.Input], stage: "TRANSFORMATION", class: f.Class,
+					err: fmt.Errorf("predicate of transform %s: %s", st.Alias, f.Message)})
+			}
+			for i := range selected {
+				selected[i] = !bad[i] && matches[i] != st.Negate
+			}
+			if len(bad) > 0 {
+				out, origin, selected = dropIndexes(out, origin, selected, bad)
+			}
+		}
+		var subset []wire.Record
+		var subIndex []int
+		for i, sel := range selected {
+			if sel {
+				subset = append(subset, out[i])
+				subIndex = append(subIndex, i)
+			}
+		}
+		if len(subset) == 0 {
+			continue
+		}
+		results, tfailed, err := st.Transform.Transform(ctx, subset)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("transform %s (%s): %w", st.Alias, st.Class, err)
+		}
+		for _, f := range tfailed {
+			failed = append(failed, failure{index: origin[subIndex[f.Input]], stage: "TRANSFORMATION", class: f.Class,
+				err: fmt.Errorf("transform %s (%s): %s", st.Alias, st.Class, f.Message)})
+		}
+		// Merge: records the step did not select stay where they were; a selected record is
+		// replaced by its outputs (none if dropped or failed).
+		byInput := make(map[int][]wire.Record, len(results))
+		for _, r := range results {
+			byInput[r.Input] = append(byInput[r.Input], r.Record)
+		}
+		next := make([]wire.Record, 0, len(out))
+		nextOrigin := make([]int, 0, len(out))
+		sub := 0
+		for i := range out {
+			if !selected[i] {
+				next = append(next, out[i])
+				nextOrigin = append(nextOrigin, origin[i])
+				continue
+			}
+			for _, r := range byInput[sub] {
+				next = append(next, r)
+				nextOrigin = append(nextOrigin, origin[i])
+			}
+			sub++
+		}
+		out, origin = next, nextOrigin
+	}
+	return out, origin, failed, nil
+}
+
+func dropIndexes(recs []wire.Record, origin []int, selected []bool, drop map[int]bool) ([]wire.Record, []int, []bool) {
+	var r []wire.Record
+	var o []int
+	var s []bool
+	for i := range recs {
+		if !drop[i] {
+			r = append(r, recs[i])
+			o = append(o, origin[i])
+			s = append(s, selected[i])
+		}
+	}
+	return r, o, s
+}

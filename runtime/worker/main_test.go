@@ -1,0 +1,103 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
+)
+
+// The real plugins, built once per test binary, and one host that loads them.
+var (
+	testHost    *wasmhost.Host
+	testDataDir string // plugins may read and write here
+)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker tests:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	tmp, err := os.MkdirTemp("", "wasmconnect-worker-test-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	plugins, data := filepath.Join(tmp, "plugins"), filepath.Join(tmp, "data")
+	if err := errors.Join(os.Mkdir(plugins, 0o755), os.Mkdir(data, 0o755)); err != nil {
+		return 0, err
+	}
+	if err := buildPlugins(plugins, "file", "converters", "transforms"); err != nil {
+		return 0, err
+	}
+	ctx := context.Background()
+	testHost, err = wasmhost.New(ctx, wasmhost.Config{
+		PluginPath: []string{plugins}, FSAllow: []string{data}, CacheDir: filepath.Join(tmp, "cache"),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer testHost.Close(ctx)
+	if errs := testHost.LoadErrors(); len(errs) > 0 {
+		return 0, fmt.Errorf("loading plugins: %v", errs)
+	}
+	testDataDir = data
+	return m.Run(), nil
+}
+
+// buildPlugins builds plugins/<name> as <dir>/<name>.wasm, in parallel.
+func buildPlugins(dir string, names ...string) error {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	var wg sync.WaitGroup
+	errs := make([]error, len(names))
+	for i, name := range names {
+		wg.Go(func() {
+			cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", filepath.Join(dir, name+".wasm"), "./plugins/"+name)
+			cmd.Dir = "../.."
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("building plugins/%s: %v\n%s", name, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// testWorker is a worker of a distributed cluster whose group.id is "connect-cluster".
+func testWorker(t *testing.T, c Config) *Worker {
+	t.Helper()
+	if c.Worker == nil {
+		c.Worker = &config.Worker{
+			GroupID:             "connect-cluster",
+			KeyConverter:        "org.apache.kafka.connect.storage.StringConverter",
+			ValueConverter:      "org.apache.kafka.connect.storage.StringConverter",
+			OffsetFlushInterval: 100 * time.Millisecond,
+			OffsetFlushTimeout:  5 * time.Second,
+			TaskShutdownTimeout: 10 * time.Second,
+		}
+	}
+	c.Host = testHost
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := New(c)
+	t.Cleanup(w.Stop)
+	return w
+}
