@@ -41,9 +41,6 @@ type Config struct {
 
 // Herder keeps the connectors and tasks this worker runs equal to the config topic.
 type Herder struct {
-	// Unimplemented answers 501 for the REST methods not written yet.
-	rest.Unimplemented
-
 	cfg     Config
 	log     *slog.Logger
 	wake    chan struct{}

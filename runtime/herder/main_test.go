@@ -1,0 +1,155 @@
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/logging"
+	"github.com/wasmconnect/wasmconnect/runtime/store"
+	"github.com/wasmconnect/wasmconnect/runtime/worker"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
+)
+
+// testHost loads the real file and converter plugins, built once per test binary.
+var testHost *wasmhost.Host
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "herder tests:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	tmp, err := os.MkdirTemp("", "wasmconnect-herder-test-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	var wg sync.WaitGroup
+	names := []string{"file", "converters"}
+	errs := make([]error, len(names))
+	for i, name := range names {
+		wg.Go(func() {
+			cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", filepath.Join(tmp, name+".wasm"), "./plugins/"+name)
+			cmd.Dir = "../.."
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("building plugins/%s: %v\n%s", name, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	ctx := context.Background()
+	testHost, err = wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{tmp}, CacheDir: filepath.Join(tmp, "cache"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return 0, err
+	}
+	defer testHost.Close(ctx)
+	if errs := testHost.LoadErrors(); len(errs) > 0 {
+		return 0, fmt.Errorf("loading plugins: %v", errs)
+	}
+	return m.Run(), nil
+}
+
+// env is a herder on an in-process kfake broker (topic "in" has two partitions), alone in its
+// cluster (it leads itself), with the real stores.
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	h        *Herder
+	configs  *store.ConfigStore
+	statuses *store.StatusStore
+	offsets  *store.OffsetStore
+	adm      *kadm.Client
+	addrs    []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	e := &env{t: t, ctx: ctx, addrs: c.ListenAddrs()}
+	opts := store.Options{SeedBrokers: e.addrs}
+	e.configs = store.NewConfigStore(opts, store.TopicSpec{Name: "configs", ReplicationFactor: -1})
+	e.offsets = store.NewOffsetStore(opts, store.TopicSpec{Name: "offsets", Partitions: 2, ReplicationFactor: -1})
+	e.statuses = store.NewStatusStore(opts, store.TopicSpec{Name: "statuses", Partitions: 2, ReplicationFactor: -1})
+	for _, s := range []interface {
+		Start(context.Context) error
+		Close()
+	}{e.configs, e.offsets, e.statuses} {
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	e.adm = kadm.NewClient(cl)
+	e.h = e.herder()
+	return e
+}
+
+// herder returns a new herder on the env's stores, with a logger of its own levels.
+func (e *env) herder() *Herder {
+	w := worker.New(worker.Config{
+		Worker: &config.Worker{
+			GroupID:      "connect-cluster",
+			KeyConverter: "StringConverter", ValueConverter: "StringConverter",
+			OffsetFlushInterval: time.Second, OffsetFlushTimeout: 5 * time.Second, TaskShutdownTimeout: 5 * time.Second,
+		},
+		Host: testHost, Offsets: e.offsets, ClientOpts: []kgo.Opt{kgo.SeedBrokers(e.addrs...)},
+		Statuses: e.statuses, Logger: slog.New(slog.DiscardHandler),
+	})
+	return New(Config{
+		WorkerID: "w1:8083", ClusterID: "test", Worker: w,
+		Configs: e.configs, Statuses: e.statuses, Offsets: e.offsets, Admin: e.adm,
+		Logger: logging.Wrap(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))),
+	})
+}
+
+// create creates a connector with an initial state, failing the test on error.
+func (e *env) create(name string, cfg map[string]string, initial connect.TargetState) {
+	e.t.Helper()
+	if _, err := e.h.CreateConnector(e.ctx, name, cfg, initial); err != nil {
+		e.t.Fatalf("creating %s: %v", name, err)
+	}
+}
+
+// wantErr checks an error's status code and exact message.
+func wantErr(t *testing.T, what string, err error, code int, msg string) {
+	t.Helper()
+	if err == nil || connect.StatusCode(err) != code || err.Error() != msg {
+		t.Errorf("%s: got %d %v\nwant %d %s", what, connect.StatusCode(err), err, code, msg)
+	}
+}
