@@ -148,7 +148,9 @@ func (h *Herder) AlterConnectorOffsets(ctx context.Context, name string, offsets
 	if err != nil {
 		return connect.Message{}, err
 	}
-	// forwarded to the leader in cluster mode (after the checks, as Kafka does)
+	if err := h.forwardToLeader(ctx); err != nil { // after the checks, as Kafka does
+		return connect.Message{}, err
+	}
 	if typ == connect.TypeSink {
 		parsed, err := connect.ParseSinkOffsets(offsets)
 		if err != nil {
@@ -262,7 +264,9 @@ func (h *Herder) ResetConnectorOffsets(ctx context.Context, name string) (connec
 	if err != nil {
 		return connect.Message{}, err
 	}
-	// forwarded to the leader in cluster mode (after the checks, as Kafka does)
+	if err := h.forwardToLeader(ctx); err != nil { // after the checks, as Kafka does
+		return connect.Message{}, err
+	}
 	if typ == connect.TypeSink {
 		_, err := h.cfg.Admin.DeleteGroup(ctx, worker.SinkGroupID(name, cfg))
 		switch {

@@ -111,6 +111,7 @@ func New(cfg Config) *Herder {
 		h.role.Store(&role{})
 		h.assigned = &cluster.Allocation{}
 	}
+	h.followClusterLoggerLevels()
 	return h
 }
 

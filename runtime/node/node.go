@@ -14,6 +14,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/herder"
+	"github.com/wasmconnect/wasmconnect/runtime/logging"
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
@@ -45,6 +46,7 @@ type Node struct {
 // Start starts a worker: it reads the internal topics to their end, loads the plugins, starts the
 // REST server and the herder. It returns once the worker serves requests.
 func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, err error) {
+	log = logging.Wrap(log) // per-logger levels for GET/PUT /admin/loggers
 	for _, k := range config.UnknownKeys(cfg.Props) {
 		log.Warn("The configuration was supplied but isn't a known config", "key", k, "file", cfg.Source)
 	}
@@ -113,6 +115,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 		ClientOpts: []kgo.Opt{kgo.SeedBrokers(cfg.BootstrapServers...)},
 		Metrics:    n.metrics,
 		Logger:     log,
+		Statuses:   n.statuses, // KIP-558 active topics
 	})
 	n.admin, err = kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.ClientID(cfg.GroupID+"-shared-admin"))
 	if err != nil {
