@@ -54,6 +54,7 @@ func (s *Server) routes() *httprouter.Router {
 	get("/openapi.json", accessRead, s.openAPI)
 
 	read("/workers", s.workers)
+	read("/reconciler", s.reconcilerStatus)
 
 	read("/connectors", s.listConnectors)
 	body(http.MethodPost, "/connectors", s.createConnector)
