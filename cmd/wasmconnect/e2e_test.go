@@ -105,14 +105,27 @@ func TestWorkerKilledMidStreamResumesFromOffsets(t *testing.T) {
 	in, out := pipeline(t, w, files, "kill", "kill-topic")
 
 	const total = 60_000
-	writeLines(t, in, "k-", 0, total/2)
-	waitFor(t, 2*time.Minute, "some lines through the pipeline", func() bool { return countLines(out) > 1000 })
+	// The file grows while the worker is killed and restarted: 1000 lines every 100 ms.
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		for i := 0; i < total; i += 1000 {
+			writeLines(t, in, "k-", i, i+1000)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	waitFor(t, 2*time.Minute, "some lines through the pipeline", func() bool { return countLines(out) > 5000 })
+	// Kill once both sides have committed at least once, so that the duplicates measure what was
+	// in flight since a commit, not a kill before the first one.
+	waitFor(t, time.Minute, "a committed source offset and sink position", func() bool {
+		return committed(t, w, "kill-source", "position") && committed(t, w, "kill-sink", "kafka_offset")
+	})
 	w.stop(syscall.SIGKILL)
 	written := countLines(out)
-	writeLines(t, in, "k-", total/2, total)
 
 	w.start()
 	w.waitReady(t)
+	<-fed
 	waitFor(t, 3*time.Minute, "every line after the restart", func() bool { return countLines(out) >= total })
 	time.Sleep(2 * time.Second) // let anything still in flight land, to count duplicates honestly
 
@@ -187,4 +200,26 @@ func TestFileOutsideGrantedDirectoriesIsAClearError(t *testing.T) {
 	if !strings.Contains(s.Tasks[0].Trace, "plugin.fs.allow") || !strings.Contains(s.Tasks[0].Trace, secret) {
 		t.Fatalf("trace does not explain the denied path:\n%s", s.Tasks[0].Trace)
 	}
+}
+
+// committed reports whether GET /connectors/{name}/offsets shows an offset with a positive key.
+func committed(t *testing.T, w *worker, name, key string) bool {
+	code, b := w.call(t, "GET", "/connectors/"+name+"/offsets", nil)
+	if code != 200 {
+		return false
+	}
+	var offs struct {
+		Offsets []struct {
+			Offset map[string]float64 `json:"offset"`
+		} `json:"offsets"`
+	}
+	if json.Unmarshal(b, &offs) != nil {
+		return false
+	}
+	for _, o := range offs.Offsets {
+		if o.Offset[key] > 0 {
+			return true
+		}
+	}
+	return false
 }
