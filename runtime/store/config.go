@@ -178,7 +178,7 @@ type Change struct {
 // Records read during Start are not queued (the snapshot already holds
 // them), matching Java, which only notifies its listener once started.
 type ConfigStore struct {
-	log    *Log
+	log    recordLog
 	logger *slog.Logger
 
 	updates chan struct{}
@@ -203,8 +203,22 @@ type ConfigStore struct {
 func NewConfigStore(o Options, topic TopicSpec) *ConfigStore {
 	topic.SinglePartition = true
 	topic.Partitions = 1
-	s := &ConfigStore{
-		logger:       o.logger().With("topic", topic.Name),
+	s := newConfigStore(o, topic.Name)
+	s.log = NewLog(o.logConfig(topic, "configs", s.apply))
+	return s
+}
+
+// NewMemoryConfigStore returns a config store kept in memory only, for a standalone worker: the
+// same records and rules as the config topic, without Kafka.
+func NewMemoryConfigStore(o Options) *ConfigStore {
+	s := newConfigStore(o, "memory")
+	s.log = newMemoryLog("connect-configs", s.apply)
+	return s
+}
+
+func newConfigStore(o Options, topic string) *ConfigStore {
+	return &ConfigStore{
+		logger:       o.logger().With("topic", topic),
 		updates:      make(chan struct{}, 1),
 		offset:       -1,
 		connectors:   make(map[string]map[string]string),
@@ -215,8 +229,6 @@ func NewConfigStore(o Options, topic TopicSpec) *ConfigStore {
 		taskCounts:   make(map[string]int),
 		loggerLevels: make(map[string]string),
 	}
-	s.log = NewLog(o.logConfig(topic, "configs", s.apply))
-	return s
 }
 
 // Start creates or checks the topic and reads it to the end.

@@ -239,7 +239,7 @@ func canonicalOffsetObject(data []byte) ([]byte, error) {
 // as Kafka Connect's KafkaOffsetBackingStore does, so Go and Java workers
 // can share it.
 type OffsetStore struct {
-	log    *Log
+	log    recordLog
 	logger *slog.Logger
 
 	mu  sync.Mutex

@@ -70,7 +70,7 @@ const (
 // does. A status is visible only once it has been read back from the
 // topic; the Put methods wait for that, so a caller sees its own write.
 type StatusStore struct {
-	log    *Log
+	log    recordLog
 	logger *slog.Logger
 
 	mu         sync.Mutex
@@ -82,14 +82,25 @@ type StatusStore struct {
 // NewStatusStore returns a status store over topic. It does no I/O until
 // Start.
 func NewStatusStore(o Options, topic TopicSpec) *StatusStore {
-	s := &StatusStore{
-		logger:     o.logger().With("topic", topic.Name),
+	s := newStatusStore(o, topic.Name)
+	s.log = NewLog(o.logConfig(topic, "statuses", s.apply))
+	return s
+}
+
+// NewMemoryStatusStore returns a status store kept in memory only, for a standalone worker.
+func NewMemoryStatusStore(o Options) *StatusStore {
+	s := newStatusStore(o, "memory")
+	s.log = newMemoryLog("connect-status", s.apply)
+	return s
+}
+
+func newStatusStore(o Options, topic string) *StatusStore {
+	return &StatusStore{
+		logger:     o.logger().With("topic", topic),
 		connectors: make(map[string]Status),
 		tasks:      make(map[string]map[int]Status),
 		topics:     make(map[string]map[string]TopicStatus),
 	}
-	s.log = NewLog(o.logConfig(topic, "statuses", s.apply))
-	return s
 }
 
 // Start creates or checks the topic and reads it to the end.
