@@ -40,5 +40,5 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, log)
+	return serve(ctx, cfg, log, config.Distributed, nil)
 }

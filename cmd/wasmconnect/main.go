@@ -2,6 +2,7 @@
 // modules, plus the tools around it: an embedded Kafka-compatible broker for development.
 //
 //	wasmconnect worker --config connect-distributed.properties
+//	wasmconnect standalone worker.properties connector.properties...
 //	wasmconnect broker --listen 127.0.0.1:9092 --data-dir data/broker
 //	wasmconnect dev    [--config examples/dev.properties]
 //	wasmconnect version
@@ -27,6 +28,7 @@ type command struct {
 
 var commands = []command{
 	{"worker", "worker --config FILE     run a worker (FILE: connect-distributed.properties or .hcl)", runWorker},
+	{"standalone", "standalone WORKER.properties CONNECTOR.properties...   one worker, no group, offsets in a file (connect-standalone)", runStandalone},
 	{"broker", "broker --listen ADDR --data-dir DIR   run the embedded Kafka-compatible broker", runBroker},
 	{"dev", "dev [--config FILE]      embedded broker + worker in one process, REST on 127.0.0.1:8083, data in ./data", runDev},
 	{"version", "version                  print the version", runVersion},

@@ -16,6 +16,7 @@ import (
 func runWorker(ctx context.Context, args []string) error {
 	fs := newFlags("worker")
 	file := fs.String("config", "", "worker config: a connect-distributed.properties file, or the same settings in .hcl")
+	connectors := fs.String("connectors", "", "reconcile the connectors declared in this directory's *.hcl files (connectors.dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,11 +30,14 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *connectors != "" {
+		props["connectors.dir"] = *connectors
+	}
 	cfg, err := config.Parse(*file, props, config.Distributed)
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, newLogger())
+	return serve(ctx, cfg, newLogger(), config.Distributed, nil)
 }
 
 // readWorkerProps reads a worker config file: HCL if it ends in .hcl, else Java properties.
@@ -44,12 +48,21 @@ func readWorkerProps(file string) (map[string]string, error) {
 	return config.ReadProperties(file)
 }
 
-// serve runs a worker until ctx is cancelled (SIGINT/SIGTERM), then stops it gracefully.
-func serve(ctx context.Context, cfg *config.Worker, log *slog.Logger) error {
+// serve runs a worker until ctx is cancelled (SIGINT/SIGTERM), then stops it gracefully. started,
+// if set, runs once the worker serves requests; an error from it stops the worker.
+func serve(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode config.Mode, started func(*node.Node) error) error {
 	startPprof(log)
-	n, err := node.Start(ctx, cfg, log)
+	n, err := node.Start(ctx, cfg, log, mode)
 	if err != nil {
 		return err
+	}
+	if started != nil {
+		if err := started(n); err != nil {
+			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			n.Stop(stopCtx)
+			return err
+		}
 	}
 	<-ctx.Done()
 	log.Info("shutting down")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -16,6 +17,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/herder"
 	"github.com/wasmconnect/wasmconnect/runtime/logging"
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
+	"github.com/wasmconnect/wasmconnect/runtime/reconcile"
 	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/worker"
@@ -31,13 +33,15 @@ type Node struct {
 
 	host     *wasmhost.Host
 	configs  *store.ConfigStore
-	offsets  *store.OffsetStore
+	offsets  store.OffsetBackingStore
 	statuses *store.StatusStore
 	metrics  *metrics.Registry
 	admin    *kgo.Client
 	group    *kgo.Client // group membership; nil without a group
 	herder   *herder.Herder
 	server   *rest.Server
+	rec      *reconcile.Reconciler // connectors.dir's reconciler; nil without
+	recDone  chan struct{}
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -45,7 +49,11 @@ type Node struct {
 
 // Start starts a worker: it reads the internal topics to their end, loads the plugins, starts the
 // REST server and the herder. It returns once the worker serves requests.
-func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, err error) {
+//
+// In config.Standalone mode (Kafka's connect-standalone) the worker joins no group and keeps its
+// connectors and statuses in memory and its source offsets in offset.storage.file.filename; Kafka
+// carries only the data.
+func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode config.Mode) (n *Node, err error) {
 	log = logging.Wrap(log) // per-logger levels for GET/PUT /admin/loggers
 	for _, k := range config.UnknownKeys(cfg.Props) {
 		log.Warn("The configuration was supplied but isn't a known config", "key", k, "file", cfg.Source)
@@ -73,15 +81,26 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 		return nil, err
 	}
 
-	topics, err := store.InternalTopicsFromProperties(cfg.Props)
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
-	}
 	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, Logger: log}
-	n.configs = store.NewConfigStore(opts, topics.Config)
-	n.offsets = store.NewOffsetStore(opts, topics.Offsets)
-	n.statuses = store.NewStatusStore(opts, topics.Status)
+	if mode == config.Standalone {
+		file := strings.TrimSpace(cfg.Props["offset.storage.file.filename"])
+		if file == "" {
+			ln.Close()
+			return nil, fmt.Errorf("%s: missing required setting offset.storage.file.filename (standalone workers keep source offsets in that file)", cfg.Source)
+		}
+		n.configs = store.NewMemoryConfigStore(opts)
+		n.statuses = store.NewMemoryStatusStore(opts)
+		n.offsets = store.NewFileOffsetStore(file)
+	} else {
+		topics, err := store.InternalTopicsFromProperties(cfg.Props)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+		}
+		n.configs = store.NewConfigStore(opts, topics.Config)
+		n.offsets = store.NewOffsetStore(opts, topics.Offsets)
+		n.statuses = store.NewStatusStore(opts, topics.Status)
+	}
 	for _, s := range []interface{ Start(context.Context) error }{n.configs, n.offsets, n.statuses} {
 		if err := s.Start(ctx); err != nil {
 			ln.Close()
@@ -132,7 +151,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: log,
 		SyncTimeout: cfg.SyncTimeout,
 	}
-	if cfg.GroupID != "" {
+	if mode == config.Distributed {
 		n.group, err = kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.ClientID("connect-"+n.workerID))
 		if err != nil {
 			ln.Close()
@@ -156,7 +175,12 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 	hcfg.Forwarder = fwd
 	n.herder = herder.New(hcfg)
 	fwd.Key = n.herder.SessionKey // forwarded requests are signed with the cluster's session key
-	n.server = rest.New(n.herder, append(setup.Options, rest.WithLogger(log), rest.WithInternalKey(n.herder.SessionKey))...)
+	served, err := n.reconciler(cfg, log)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	n.server = rest.New(served, append(setup.Options, rest.WithLogger(log), rest.WithInternalKey(n.herder.SessionKey))...)
 	go n.server.Serve(ln)
 
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -165,6 +189,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger) (n *Node, 
 		defer close(n.done)
 		n.herder.Run(runCtx)
 	}()
+	n.startReconciler(runCtx)
 	log.Info("worker started", "url", n.url, "group_id", cfg.GroupID, "kafka_cluster_id", clusterID)
 	return n, nil
 }
@@ -184,6 +209,13 @@ func (n *Node) Stop(ctx context.Context) error {
 		case <-n.done:
 		case <-ctx.Done():
 			return fmt.Errorf("stopping worker: %w", ctx.Err())
+		}
+		if n.recDone != nil {
+			select {
+			case <-n.recDone:
+			case <-ctx.Done():
+				return fmt.Errorf("stopping the reconciler: %w", ctx.Err())
+			}
 		}
 	}
 	if n.server != nil {
@@ -216,6 +248,9 @@ func (n *Node) close() {
 	if n.metrics != nil {
 		n.metrics.Close()
 	}
+	if n.rec != nil {
+		n.rec.Close()
+	}
 }
 
 // clusterID asks the brokers for the Kafka cluster id, which also checks they are reachable and
@@ -238,3 +273,6 @@ func clusterID(ctx context.Context, cfg *config.Worker) (string, error) {
 	}
 	return m.Cluster, nil
 }
+
+// Herder returns the worker's herder, through which a standalone worker's connectors are created.
+func (n *Node) Herder() *herder.Herder { return n.herder }
