@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
@@ -95,9 +96,13 @@ func (w *Worker) TaskConfigs(ctx context.Context, name string, cfg map[string]st
 	if err != nil {
 		return nil, err
 	}
+	resolved, err := w.resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
 	sess := w.host.NewSession(wasmhost.Env{Connector: name, Task: -1, Logger: w.log})
 	defer sess.Close(context.WithoutCancel(ctx))
-	conn, err := sess.Open(ctx, p, wire.RoleConnector, cfg)
+	conn, err := sess.Open(ctx, p, wire.RoleConnector, resolved)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +113,8 @@ func (w *Worker) TaskConfigs(ctx context.Context, name string, cfg map[string]st
 	if len(configs) > maxTasks {
 		return nil, fmt.Errorf("connector %s generated %d task configs, more than tasks.max=%d", name, len(configs), maxTasks)
 	}
-	return configs, nil
+	// The task configs are stored: placeholders go back in place of the values they resolved to.
+	return configprovider.Unresolve(cfg, configs), nil
 }
 
 // running is one task goroutine.
@@ -213,7 +219,16 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	if err != nil {
 		return fail(err)
 	}
-	keySpec, valueSpec, err := w.converters(r.connCfg)
+	// Config-provider placeholders are resolved for the plugins only; r keeps the raw configs.
+	connCfg, err := w.resolve(r.connCfg)
+	if err != nil {
+		return fail(fmt.Errorf("resolving the config of connector %s: %w", id.Connector, err))
+	}
+	taskCfg, err := w.resolve(r.taskCfg)
+	if err != nil {
+		return fail(fmt.Errorf("resolving the config of task %s: %w", id, err))
+	}
+	keySpec, valueSpec, err := w.converters(connCfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -229,7 +244,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		Offsets: offsetReader{w.offsets, id.Connector},
 	})
 	defer sess.Close(context.Background())
-	plugin, err := sess.Open(ctx, p, wire.RoleTask, r.taskCfg)
+	plugin, err := sess.Open(ctx, p, wire.RoleTask, taskCfg)
 	if err != nil {
 		return fail(fmt.Errorf("starting task %s: %w", id, err))
 	}
@@ -241,11 +256,11 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	if err != nil {
 		return fail(fmt.Errorf("configuring value.converter %s: %w", valueSpec.plugin.Class, err))
 	}
-	chain, err := w.chain(ctx, sess, r.connCfg)
+	chain, err := w.chain(ctx, sess, connCfg)
 	if err != nil {
 		return fail(err)
 	}
-	policy, closePolicy, err := w.errorPolicy(ctx, id, typ, r.connCfg)
+	policy, closePolicy, err := w.errorPolicy(ctx, id, typ, connCfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -281,9 +296,9 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv,
 			Chain: chain, Errors: policy,
 			ClientOpts:    append(append([]kgo.Opt{}, w.opts...), kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", id.Connector, id.Task))),
-			GroupID:       SinkGroupID(id.Connector, r.connCfg),
-			Topics:        splitList(r.connCfg["topics"]),
-			TopicsRegex:   strings.TrimSpace(r.connCfg["topics.regex"]),
+			GroupID:       SinkGroupID(id.Connector, connCfg),
+			Topics:        splitList(connCfg["topics"]),
+			TopicsRegex:   strings.TrimSpace(connCfg["topics.regex"]),
 			FlushInterval: w.cfg.OffsetFlushInterval,
 			Paused:        paused, OnState: onState, Metrics: m, Logger: w.log,
 			ActiveTopics: w.activeTopics(id),
