@@ -79,7 +79,7 @@ var keys = []string{
 	"plugin.path", "plugin.fs.allow", "plugin.cache.dir", "plugin.memory.max.bytes", "plugin.call.timeout.ms",
 	"offset.flush.interval.ms", "offset.flush.timeout.ms", "task.shutdown.graceful.timeout.ms",
 	"session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms", "scheduled.rebalance.max.delay.ms",
-	"connectors.dir", "connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms",
+	"connectors.dir", "connectors.owner", "connectors.prune", "connectors.drift", "connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms",
 	"offset.storage.file.filename", "topic.tracking.enable", "topic.tracking.allow.reset",
 	"access.control.allow.origin", "access.control.allow.methods", "admin.listeners",
 	// read by rest.FromProperties (rest.PropertyKeys)
