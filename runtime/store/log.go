@@ -157,7 +157,7 @@ func (l *Log) Start(ctx context.Context) error {
 		return fmt.Errorf("creating client %q for topic %q: %w", l.cfg.ClientID, l.Topic(), err)
 	}
 	l.cl, l.adm = cl, kadm.NewClient(cl)
-	if err := EnsureTopics(ctx, l.adm, l.cfg.Topic); err != nil {
+	if err := EnsureTopics(withWarnings(ctx, l.logger), l.adm, l.cfg.Topic); err != nil {
 		cl.Close()
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -249,6 +250,23 @@ func createTopic(ctx context.Context, adm *kadm.Client, s TopicSpec) (bool, erro
 
 // verifyTopics checks the cleanup policy and partition count of topics that
 // existed before we looked.
+// topicWarning receives the problems with existing internal topics that do not stop a worker.
+// The default logs them; the worker's logger is passed through the context by withWarnings.
+func topicWarning(ctx context.Context, msg string) {
+	if log, ok := ctx.Value(warnLoggerKey{}).(*slog.Logger); ok {
+		log.Warn(msg)
+		return
+	}
+	slog.Default().Warn(msg)
+}
+
+type warnLoggerKey struct{}
+
+// withWarnings makes topicWarning log to log for calls with the returned context.
+func withWarnings(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, warnLoggerKey{}, log)
+}
+
 func verifyTopics(ctx context.Context, adm *kadm.Client, specs []TopicSpec) error {
 	names := make([]string, 0, len(specs))
 	for _, s := range specs {
@@ -264,6 +282,13 @@ func verifyTopics(ctx context.Context, adm *kadm.Client, specs []TopicSpec) erro
 	}
 	var errs []error
 	for _, s := range specs {
+		if d, ok := details[s.Name]; ok && d.Err == nil && !s.SinglePartition && s.Partitions > 0 && len(d.Partitions) < int(s.Partitions) {
+			// Kafka Connect works with fewer partitions than configured (only its parallelism suffers),
+			// so this is a warning, but one that names the topic: it usually means the topic was made
+			// by hand, or by another cluster.
+			topicWarning(ctx, fmt.Sprintf("%s has %d partitions, fewer than the %d configured; it works, with less parallelism "+
+				"(recreate the topic to change that)", s.describe(), len(d.Partitions), s.Partitions))
+		}
 		if d, ok := details[s.Name]; ok && d.Err == nil && s.SinglePartition && len(d.Partitions) > 1 {
 			fix := "delete it and let the worker recreate it with 1 partition"
 			if s.Property != "" {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -116,5 +117,19 @@ func TestCreateTopicRace(t *testing.T) {
 	created, err := createTopic(e.ctx, e.adm, TopicSpec{Name: "raced", Partitions: 1, ReplicationFactor: -1})
 	if err != nil || created {
 		t.Fatalf("createTopic on an existing topic = %v, %v; want false, nil", created, err)
+	}
+}
+
+func TestEnsureTopicsWarnsAboutTooFewPartitions(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("few-offsets", 2, map[string]string{"cleanup.policy": "compact"})
+	var buf strings.Builder
+	ctx := withWarnings(e.ctx, slog.New(slog.NewTextHandler(&buf, nil)))
+	spec := TopicSpec{Name: "few-offsets", Partitions: 25, ReplicationFactor: -1, Property: "offset.storage.topic"}
+	if err := EnsureTopics(ctx, e.adm, spec); err != nil {
+		t.Fatalf("fewer partitions must not stop the worker: %v", err)
+	}
+	if !strings.Contains(buf.String(), "few-offsets") || !strings.Contains(buf.String(), "2 partitions, fewer than the 25 configured") {
+		t.Fatalf("warning %q", buf.String())
 	}
 }
