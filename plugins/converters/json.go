@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 var jsonInfo = sdk.Info{
@@ -91,7 +92,7 @@ func (c *jsonConverter) FromConnect(topic string, v sdk.Data) ([]byte, error) {
 	case sdk.TagNull:
 		return nil, nil
 	case sdk.TagString:
-		return c.envelope(stringSchema, func(dst []byte) []byte { return appendJSONString(dst, v.Bytes) }), nil
+		return c.envelope(stringSchema, func(dst []byte) []byte { return connect.AppendJSONString(dst, v.Bytes) }), nil
 	case sdk.TagBytes:
 		return c.envelope(bytesSchema, func(dst []byte) []byte {
 			dst = append(dst, '"')

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 // Connect schemas as JsonConverter writes them: {"type":"struct","fields":[...],"optional":false,...}.
@@ -402,7 +404,7 @@ func appendValue(dst []byte, s *schema, v any) []byte {
 	case json.Number:
 		return append(dst, x...)
 	case string:
-		return appendJSONString(dst, x)
+		return connect.AppendJSONString(dst, x)
 	case []any:
 		dst = append(dst, '[')
 		for i, e := range x {
@@ -426,7 +428,7 @@ func appendValue(dst []byte, s *schema, v any) []byte {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				dst = appendJSONString(dst, f.name)
+				dst = connect.AppendJSONString(dst, f.name)
 				dst = append(dst, ':')
 				dst = appendValue(dst, f.s, x[f.name])
 			}
@@ -445,63 +447,13 @@ func appendValue(dst []byte, s *schema, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = connect.AppendJSONString(dst, k)
 			dst = append(dst, ':')
 			dst = appendValue(dst, vs, x[k])
 		}
 		return append(dst, '}')
 	}
 	panic(fmt.Sprintf("appendValue: unexpected %T", v))
-}
-
-const hexDigits = "0123456789ABCDEF"
-
-// appendJSONString appends s as a JSON string escaped as Jackson escapes it (Kafka's JSON library):
-// quote, backslash and control characters only; \b \t \n \f \r short, others \u00XX. Invalid UTF-8
-// becomes U+FFFD, as decoding bytes to a Java string does.
-func appendJSONString[T string | []byte](dst []byte, s T) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b < 0x80 {
-			i++
-			continue
-		}
-		if b >= 0x80 {
-			r, size := decodeRune(s[i:])
-			if r != 0xFFFD || size != 1 {
-				i += size
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\uFFFD"...)
-			i++
-			start = i
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // decimalNumber renders the two's-complement big-endian unscaled value b with scale as a plain

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 // TargetState is the state an operator asked a connector to be in. It is
@@ -421,7 +422,7 @@ func (s *ConfigStore) PutSessionKey(ctx context.Context, key SessionKey) error {
 
 // PutLoggerLevel writes a cluster-wide logger level for a namespace.
 func (s *ConfigStore) PutLoggerLevel(ctx context.Context, namespace, level string) error {
-	v := appendJSONString([]byte(`{"level":`), level)
+	v := connect.AppendJSONString([]byte(`{"level":`), level)
 	v = append(v, '}')
 	if err := s.log.Write(ctx, Record{[]byte(loggerLevelKeyPrefix + namespace), v}); err != nil {
 		return fmt.Errorf("writing logger level %s for %q: %w", level, namespace, err)
@@ -441,8 +442,8 @@ func targetStateValue(state TargetState) []byte {
 	if legacy == TargetStopped {
 		legacy = TargetPaused
 	}
-	b := appendJSONString([]byte(`{"state":`), string(legacy))
-	b = appendJSONString(append(b, `,"state.v2":`...), string(state))
+	b := connect.AppendJSONString([]byte(`{"state":`), string(legacy))
+	b = connect.AppendJSONString(append(b, `,"state.v2":`...), string(state))
 	return append(b, '}')
 }
 
@@ -456,8 +457,8 @@ func restartValue(r RestartRequest) []byte {
 }
 
 func sessionKeyValue(k SessionKey) []byte {
-	b := appendJSONString([]byte(`{"key":`), base64.StdEncoding.EncodeToString(k.Key))
-	b = appendJSONString(append(b, `,"algorithm":`...), k.Algorithm)
+	b := connect.AppendJSONString([]byte(`{"key":`), base64.StdEncoding.EncodeToString(k.Key))
+	b = connect.AppendJSONString(append(b, `,"algorithm":`...), k.Algorithm)
 	b = strconv.AppendInt(append(b, `,"creation-timestamp":`...), k.Created.UnixMilli(), 10)
 	return append(b, '}')
 }

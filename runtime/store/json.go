@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 // The internal topics hold JSON written by Kafka Connect's JsonConverter
@@ -16,52 +17,9 @@ import (
 // compare or look up raw bytes (the offsets topic is keyed by them) agree
 // with us. encoding/json differs from Jackson in its escaping (it escapes
 // <, >, &, U+2028 and U+2029, and uses lowercase hex), so strings are
-// written by hand here. Object keys we create are sorted, which makes the
-// output deterministic; Java's own order depends on its HashMap iteration.
-
-// appendJSONString appends s as a JSON string the way Jackson writes it:
-// only '"', '\\' and control characters are escaped, using the short forms
-// \b \t \n \f \r where they exist and \u00XX with uppercase hex otherwise.
-// Invalid UTF-8 becomes U+FFFD, as it would after Java decoded the bytes.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-		i++
-	}
-	return append(dst, '"')
-}
+// written with connect.AppendJSONString, which escapes as Jackson does.
+// Object keys we create are sorted, which makes the output deterministic;
+// Java's own order depends on its HashMap iteration.
 
 // appendStringMap appends m as a JSON object with sorted keys. A nil map is
 // written as {}: Connect config maps are never null.
@@ -76,9 +34,9 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, k)
+		dst = connect.AppendJSONString(dst, k)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, m[k])
+		dst = connect.AppendJSONString(dst, m[k])
 	}
 	return append(dst, '}')
 }
@@ -110,7 +68,7 @@ func appendCanonicalJSON(dst []byte, v any) ([]byte, error) {
 	case json.Number:
 		return append(dst, v...), nil
 	case string:
-		return appendJSONString(dst, v), nil
+		return connect.AppendJSONString(dst, v), nil
 	case []any:
 		dst = append(dst, '[')
 		for i, e := range v {
@@ -134,7 +92,7 @@ func appendCanonicalJSON(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = connect.AppendJSONString(dst, k)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendCanonicalJSON(dst, v[k]); err != nil {

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 // OffsetEntry is one source partition and its offset, both JSON objects. A
@@ -183,7 +184,7 @@ func (x *offsetIndex) records(connector string, entries []OffsetEntry) ([]Record
 
 // offsetKey is the internal-JSON array ["<connector>",{partition}].
 func offsetKey(connector string, canonicalPartition []byte) []byte {
-	b := appendJSONString([]byte{'['}, connector)
+	b := connect.AppendJSONString([]byte{'['}, connector)
 	b = append(b, ',')
 	b = append(b, canonicalPartition...)
 	return append(b, ']')

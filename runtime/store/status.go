@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 // Connector and task states as written to the status topic.
@@ -317,14 +318,14 @@ func topicStatusKey(topic, connector string) string {
 // statusValue is {"state":…,"trace":…,"worker_id":…,"generation":…}, the
 // field order of Java's STATUS_SCHEMA_V0.
 func statusValue(st Status) []byte {
-	b := appendJSONString([]byte(`{"state":`), st.State)
+	b := connect.AppendJSONString([]byte(`{"state":`), st.State)
 	b = append(b, `,"trace":`...)
 	if st.Trace == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendJSONString(b, st.Trace)
+		b = connect.AppendJSONString(b, st.Trace)
 	}
-	b = appendJSONString(append(b, `,"worker_id":`...), st.WorkerID)
+	b = connect.AppendJSONString(append(b, `,"worker_id":`...), st.WorkerID)
 	b = strconv.AppendInt(append(b, `,"generation":`...), int64(st.Generation), 10)
 	return append(b, '}')
 }
@@ -332,8 +333,8 @@ func statusValue(st Status) []byte {
 // topicStatusValue is {"topic":{"name":…,"connector":…,"task":…,
 // "discoverTimestamp":…}}.
 func topicStatusValue(ts TopicStatus) []byte {
-	b := appendJSONString([]byte(`{"topic":{"name":`), ts.Topic)
-	b = appendJSONString(append(b, `,"connector":`...), ts.Connector)
+	b := connect.AppendJSONString([]byte(`{"topic":{"name":`), ts.Topic)
+	b = connect.AppendJSONString(append(b, `,"connector":`...), ts.Connector)
 	b = strconv.AppendInt(append(b, `,"task":`...), int64(ts.Task), 10)
 	b = strconv.AppendInt(append(b, `,"discoverTimestamp":`...), ts.Discovered.UnixMilli(), 10)
 	return append(b, "}}"...)

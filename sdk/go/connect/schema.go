@@ -206,7 +206,7 @@ func (s *Schema) JSON() ([]byte, error) {
 
 func (s *Schema) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, string(s.Type))
+	dst = AppendJSONString(dst, string(s.Type))
 	var err error
 	switch s.Type {
 	case TypeArray:
@@ -239,7 +239,7 @@ func (s *Schema) appendJSON(dst []byte) ([]byte, error) {
 				return nil, err
 			}
 			dst = append(dst[:len(dst)-1], `,"field":`...)
-			dst = appendString(dst, f.Name)
+			dst = AppendJSONString(dst, f.Name)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
@@ -248,7 +248,7 @@ func (s *Schema) appendJSON(dst []byte) ([]byte, error) {
 	dst = strconv.AppendBool(dst, s.Optional)
 	if s.Name != "" {
 		dst = append(dst, `,"name":`...)
-		dst = appendString(dst, s.Name)
+		dst = AppendJSONString(dst, s.Name)
 	}
 	if s.Version != nil {
 		dst = append(dst, `,"version":`...)
@@ -256,7 +256,7 @@ func (s *Schema) appendJSON(dst []byte) ([]byte, error) {
 	}
 	if s.Doc != "" {
 		dst = append(dst, `,"doc":`...)
-		dst = appendString(dst, s.Doc)
+		dst = AppendJSONString(dst, s.Doc)
 	}
 	if s.Parameters != nil {
 		dst = append(dst, `,"parameters":{`...)
@@ -269,9 +269,9 @@ func (s *Schema) appendJSON(dst []byte) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, k)
+			dst = AppendJSONString(dst, k)
 			dst = append(dst, ':')
-			dst = appendString(dst, s.Parameters[k])
+			dst = AppendJSONString(dst, s.Parameters[k])
 		}
 		dst = append(dst, '}')
 	}

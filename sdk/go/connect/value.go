@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -452,7 +451,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 		if !ok {
 			return bad()
 		}
-		return appendString(dst, str), nil
+		return AppendJSONString(dst, str), nil
 	case TypeBytes:
 		if r, ok := v.(*big.Rat); ok && s.Name == DecimalName {
 			b, err := decimalBytes(r, decimalScale(s))
@@ -496,7 +495,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				dst = appendString(dst, k)
+				dst = AppendJSONString(dst, k)
 				dst = append(dst, ':')
 				if dst, err = appendValue(dst, s.Values, m[k], where); err != nil {
 					return nil, err
@@ -551,7 +550,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, f.Name)
+			dst = AppendJSONString(dst, f.Name)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendValue(dst, f.Schema, st.values[i], f.Name); err != nil {
@@ -597,7 +596,7 @@ func asInt64(v any) (int64, bool) {
 func appendFloat(dst []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		// Jackson writes NaN and Infinity as strings in JSON.
-		return appendString(dst, strconv.FormatFloat(f, 'g', -1, bits))
+		return AppendJSONString(dst, strconv.FormatFloat(f, 'g', -1, bits))
 	}
 	b := strconv.AppendFloat(dst, f, 'g', -1, bits)
 	// Java writes doubles with a fraction or exponent (1.0, 1.0E10); keep a fraction for whole numbers
@@ -624,7 +623,7 @@ func appendSchemaless(dst []byte, v any) ([]byte, error) {
 	case float64:
 		return appendFloat(dst, x, 64), nil
 	case string:
-		return appendString(dst, x), nil
+		return AppendJSONString(dst, x), nil
 	case []byte:
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, x)
@@ -650,7 +649,7 @@ func appendSchemaless(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, k)
+			dst = AppendJSONString(dst, k)
 			dst = append(dst, ':')
 			if dst, err = appendSchemaless(dst, x[k]); err != nil {
 				return nil, err
@@ -722,48 +721,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, "\uFFFD"...) // as a decoded \ufffd would be written
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
