@@ -35,6 +35,8 @@ type Connector struct {
 	State  State
 	// Secret lists the keys whose value holds a secret() placeholder.
 	Secret map[string]bool
+	// KeyPositions says where each key is set ("file:line,col").
+	KeyPositions map[string]string
 	// Where the block is declared.
 	File         string
 	Line, Column int
@@ -631,8 +633,10 @@ func (l *loader) connector(blk *hcl.Block) (Connector, bool) {
 		return Connector{}, false
 	}
 	c.Config = make(map[string]string, len(b.keys))
+	c.KeyPositions = make(map[string]string, len(b.keys))
 	for k, s := range b.keys {
 		c.Config[k] = s.value
+		c.KeyPositions[k] = rangePos(s.rng)
 		if s.secret {
 			if c.Secret == nil {
 				c.Secret = map[string]bool{}

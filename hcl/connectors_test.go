@@ -45,7 +45,7 @@ connector "orders" {
 	}
 	c := cs.Connectors[0]
 	want := map[string]string{"connector.class": "FileStreamSource", "tasks.max": "1", "file": "/data/orders.txt", "topic": "orders"}
-	if c.Name != "orders" || c.State != StateRunning || !reflect.DeepEqual(c.Config, want) || c.Secret != nil {
+	if c.Name != "orders" || c.State != StateRunning || !reflect.DeepEqual(c.Config, want) || c.Secret != nil || c.KeyPositions["topic"] != "orders.hcl:7,5" {
 		t.Fatalf("got %+v", c)
 	}
 	if c.Position() != "orders.hcl:2,1" {

@@ -399,10 +399,19 @@ func sortedNames[V any](m map[string]V) []string {
 	return keys
 }
 
-// Shown is how a plan shows a value: placeholders as written, other values of secret keys hidden.
+// Shown is how a plan shows a value: quoted, placeholders as written, other values of secret keys
+// hidden.
 func Shown(v string, secret bool) string {
+	if r := Redacted(v, secret); r != v {
+		return r
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// Redacted is v, or "(sensitive value)" for a secret key's value that is not a placeholder.
+func Redacted(v string, secret bool) string {
 	if secret && !configprovider.HasPlaceholder(v) {
 		return "(sensitive value)"
 	}
-	return fmt.Sprintf("%q", v)
+	return v
 }
