@@ -10,5 +10,6 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o build/plugins/<name>.wasm ./plugins/<name>
 //
-// The tests of this package build all three that way and run them in the real host (wasmhost).
+// Package pluginbuild builds them that way for tests and tools; the tests of this package build all
+// three with it and run them in the real host (wasmhost).
 package plugins

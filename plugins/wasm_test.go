@@ -10,68 +10,41 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
 
-// modules are built once per test binary, into one temporary directory.
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
+// modules are the plugins these tests build, by the name of their module.
 var modules = map[string]string{
-	"file.wasm":       "./file",
-	"converters.wasm": "./converters",
-	"faulty.wasm":     "./testdata/faulty",
+	"file.wasm":       "plugins/file",
+	"converters.wasm": "plugins/converters",
+	"faulty.wasm":     "plugins/testdata/faulty",
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	pluginbuild.Cleanup()
 	os.Exit(code)
 }
 
-// buildModules builds the plugins with the documented command, in parallel.
+// buildModules builds the plugins with the documented command, once per test binary, and returns
+// the directory that holds them.
 func buildModules(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "wasmconnect-plugins-")
-		if buildErr != nil {
-			return
-		}
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for out, pkg := range modules {
-			wg.Go(func() {
-				cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(buildDir, out), pkg)
-				cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-				if b, err := cmd.CombinedOutput(); err != nil {
-					mu.Lock()
-					buildErr = errors.Join(buildErr, fmt.Errorf("building %s: %v\n%s", pkg, err, b))
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	dir, err := pluginbuild.Dir(slices.Collect(maps.Values(modules))...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return buildDir
+	return dir
 }
 
 // wasmNames lists a module's exports and imports ("module.name") from its binary.

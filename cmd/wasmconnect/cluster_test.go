@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 )
 
 var (
@@ -39,33 +41,21 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	defer pluginbuild.Cleanup()
 	binary = filepath.Join(tmp, "wasmconnect")
 	cacheDir = filepath.Join(tmp, "cache")
-	root, _ := filepath.Abs("../..")
-	pluginDir = filepath.Join(tmp, "plugins")
-	testPlugin = filepath.Join(tmp, "testplugins")
-	steps := [][]string{
-		{"go", "build", "-o", binary, "."},
-		guestBuild(filepath.Join(pluginDir, "file.wasm"), filepath.Join(root, "plugins/file")),
-		guestBuild(filepath.Join(pluginDir, "converters.wasm"), filepath.Join(root, "plugins/converters")),
-		guestBuild(filepath.Join(pluginDir, "transforms.wasm"), filepath.Join(root, "plugins/transforms")),
-		guestBuild(filepath.Join(testPlugin, "faulty.wasm"), filepath.Join(root, "plugins/testdata/faulty")),
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build -o %s .: %v\n%s", binary, err, out)
+		return 1
 	}
-	for _, s := range steps {
-		cmd := exec.Command(s[0], s[1:]...)
-		if strings.Contains(strings.Join(s, " "), "-buildmode=c-shared") {
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n%s", strings.Join(s, " "), err, out)
-			return 1
-		}
+	if pluginDir, err = pluginbuild.Dir("plugins/file", "plugins/converters", "plugins/transforms"); err == nil {
+		testPlugin, err = pluginbuild.Dir("plugins/testdata/faulty")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return m.Run()
-}
-
-func guestBuild(out, pkg string) []string {
-	return []string{"go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, pkg}
 }
 
 func freePort(t testing.TB) int {

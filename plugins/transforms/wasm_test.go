@@ -8,14 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
@@ -23,37 +21,19 @@ import (
 // The tests and benchmarks in this file build this package to WebAssembly with the documented
 // command and run it in the worker's plugin host (wasmhost).
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	pluginbuild.Cleanup()
 	os.Exit(code)
 }
 
 func buildModule(tb testing.TB) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "wasmconnect-transforms-"); buildErr != nil {
-			return
-		}
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(buildDir, "transforms.wasm"), ".")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building the module: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
+	dir, err := pluginbuild.Dir("plugins/transforms")
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return buildDir
+	return dir
 }
 
 func newHost(tb testing.TB) *wasmhost.Host {

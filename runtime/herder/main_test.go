@@ -2,15 +2,11 @@ package herder
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/logging"
@@ -44,26 +41,13 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	var wg sync.WaitGroup
-	names := []string{"file", "converters"}
-	errs := make([]error, len(names))
-	for i, name := range names {
-		wg.Go(func() {
-			cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", filepath.Join(tmp, name+".wasm"), "./plugins/"+name)
-			cmd.Dir = "../.."
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("building plugins/%s: %v\n%s", name, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	defer pluginbuild.Cleanup()
+	plugins, err := pluginbuild.Dir("plugins/file", "plugins/converters")
+	if err != nil {
 		return 0, err
 	}
 	ctx := context.Background()
-	testHost, err = wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{tmp}, CacheDir: filepath.Join(tmp, "cache"), Logger: slog.New(slog.DiscardHandler)})
+	testHost, err = wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{plugins}, CacheDir: filepath.Join(tmp, "cache"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return 0, err
 	}

@@ -2,17 +2,14 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
@@ -38,11 +35,13 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	plugins, data := filepath.Join(tmp, "plugins"), filepath.Join(tmp, "data")
-	if err := errors.Join(os.Mkdir(plugins, 0o755), os.Mkdir(data, 0o755)); err != nil {
+	defer pluginbuild.Cleanup()
+	data := filepath.Join(tmp, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
 		return 0, err
 	}
-	if err := buildPlugins(plugins, "file", "converters", "transforms"); err != nil {
+	plugins, err := pluginbuild.Dir("plugins/file", "plugins/converters", "plugins/transforms")
+	if err != nil {
 		return 0, err
 	}
 	ctx := context.Background()
@@ -59,25 +58,6 @@ func run(m *testing.M) (int, error) {
 	}
 	testDataDir = data
 	return m.Run(), nil
-}
-
-// buildPlugins builds plugins/<name> as <dir>/<name>.wasm, in parallel.
-func buildPlugins(dir string, names ...string) error {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	var wg sync.WaitGroup
-	errs := make([]error, len(names))
-	for i, name := range names {
-		wg.Go(func() {
-			cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", filepath.Join(dir, name+".wasm"), "./plugins/"+name)
-			cmd.Dir = "../.."
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("building plugins/%s: %v\n%s", name, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // testWorker is a worker of a distributed cluster whose group.id is "connect-cluster".

@@ -1,0 +1,34 @@
+package pluginbuild
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
+func TestDir(t *testing.T) {
+	dir, err := Dir("plugins/testdata/faulty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != "faulty.wasm" {
+		t.Fatalf("%s holds %v (%v), want faulty.wasm alone", dir, entries, err)
+	}
+	b, err := os.ReadFile(dir + "/faulty.wasm")
+	if err != nil || !strings.HasPrefix(string(b), "\x00asm") {
+		t.Fatalf("faulty.wasm is not a wasm module (%v)", err)
+	}
+	if again, err := Dir("./plugins/testdata/faulty/"); err != nil || again != dir {
+		t.Errorf("the same package again: %s %v, want %s", again, err, dir)
+	}
+	if _, err := Dir("plugins/no-such-plugin"); err == nil || !strings.Contains(err.Error(), "building plugins/no-such-plugin") {
+		t.Errorf("a package that does not exist: %v", err)
+	}
+}
