@@ -2,8 +2,6 @@ package rest
 
 import (
 	"context"
-
-	"github.com/wasmconnect/wasmconnect/runtime/connect"
 )
 
 // Reconciler is implemented by a Herder whose worker reconciles connectors declared in HCL files
@@ -14,11 +12,18 @@ type Reconciler interface {
 	ReconcilerStatus(ctx context.Context) (any, error)
 }
 
-// GET /reconciler (wasmconnect): the HCL reconciler's state; 404 when the worker has none.
+// noReconciler is GET /reconciler's answer on a worker without connectors.dir.
+type noReconciler struct {
+	Dir     string `json:"dir"`
+	Active  bool   `json:"active"`
+	Message string `json:"message"`
+}
+
+// GET /reconciler (wasmconnect): the HCL reconciler's state.
 func (s *Server) reconcilerStatus(ctx context.Context, _ call) (response, error) {
 	r, has := s.h.(Reconciler)
 	if !has {
-		return response{}, connect.NotFound("This worker does not reconcile connectors from HCL files: connectors.dir is not set")
+		return ok(noReconciler{Message: "This worker does not reconcile connectors from HCL files: connectors.dir is not set"}), nil
 	}
 	st, err := r.ReconcilerStatus(ctx)
 	if err != nil {

@@ -19,7 +19,7 @@ func (reconcilingHerder) ReconcilerStatus(context.Context) (any, error) {
 
 func TestReconcilerRoute(t *testing.T) {
 	hs := newHarness(t)
-	if r := hs.do("GET", "/reconciler", ""); r.code != 404 || !strings.Contains(r.body, "connectors.dir is not set") {
+	if r := hs.do("GET", "/reconciler", ""); r.code != 200 || !strings.Contains(r.body, `"active":false`) || !strings.Contains(r.body, "connectors.dir is not set") {
 		t.Fatalf("without a reconciler: %d %s", r.code, r.body)
 	}
 	srv := httptest.NewServer(New(reconcilingHerder{newFake()}, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))))
