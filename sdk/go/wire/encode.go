@@ -49,9 +49,17 @@ func AppendData(dst []byte, d Data) []byte {
 
 // AppendRecord appends one record.
 func AppendRecord(dst []byte, r *Record) []byte {
+	dst = appendRecordFields(dst, r, r.Offset)
+	dst = AppendBytes(dst, r.SourcePartition)
+	return AppendBytes(dst, r.SourceOffset)
+}
+
+// appendRecordFields appends a record's fields up to and including its headers, with offset as
+// its offset.
+func appendRecordFields(dst []byte, r *Record, offset int64) []byte {
 	dst = AppendString(dst, r.Topic)
 	dst = AppendU32(dst, uint32(r.Partition))
-	dst = AppendI64(dst, r.Offset)
+	dst = AppendI64(dst, offset)
 	dst = AppendI64(dst, r.Timestamp)
 	dst = AppendData(dst, r.Key)
 	dst = AppendData(dst, r.Value)
@@ -60,8 +68,7 @@ func AppendRecord(dst []byte, r *Record) []byte {
 		dst = AppendString(dst, h.Key)
 		dst = AppendData(dst, h.Value)
 	}
-	dst = AppendBytes(dst, r.SourcePartition)
-	return AppendBytes(dst, r.SourceOffset)
+	return dst
 }
 
 // AppendRecords appends a record batch.

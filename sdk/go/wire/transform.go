@@ -75,19 +75,9 @@ type TransformedRecord struct {
 func AppendTransformRecord(dst []byte, input int, r *Record) []byte {
 	dst = AppendU32(dst, uint32(input))
 	dst = append(dst, byte(StatusRecord))
-	dst = AppendString(dst, r.Topic)
-	dst = AppendU32(dst, uint32(r.Partition))
-	dst = AppendI64(dst, -1)
-	dst = AppendI64(dst, r.Timestamp)
-	dst = AppendData(dst, r.Key)
-	dst = AppendData(dst, r.Value)
-	dst = AppendU32(dst, uint32(len(r.Headers)))
-	for _, h := range r.Headers {
-		dst = AppendString(dst, h.Key)
-		dst = AppendData(dst, h.Value)
-	}
-	dst = AppendU32(dst, 0)
-	return AppendU32(dst, 0)
+	dst = appendRecordFields(dst, r, -1)
+	dst = AppendU32(dst, 0)  // source partition
+	return AppendU32(dst, 0) // source offset
 }
 
 // AppendTransformUnchanged appends a StatusUnchanged entry.
