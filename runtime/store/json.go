@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -24,21 +25,28 @@ import (
 // appendStringMap appends m as a JSON object with sorted keys. A nil map is
 // written as {}: Connect config maps are never null.
 func appendStringMap(dst []byte, m map[string]string) []byte {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	dst, _ = appendObject(dst, m, func(dst []byte, v string) ([]byte, error) {
+		return connect.AppendJSONString(dst, v), nil
+	})
+	return dst
+}
+
+// appendObject appends m as a JSON object with sorted keys, each value
+// written by appendValue.
+func appendObject[V any](dst []byte, m map[string]V, appendValue func([]byte, V) ([]byte, error)) ([]byte, error) {
 	dst = append(dst, '{')
-	for i, k := range keys {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = connect.AppendJSONString(dst, k)
 		dst = append(dst, ':')
-		dst = connect.AppendJSONString(dst, m[k])
+		var err error
+		if dst, err = appendValue(dst, m[k]); err != nil {
+			return nil, err
+		}
 	}
-	return append(dst, '}')
+	return append(dst, '}'), nil
 }
 
 // decodeJSON parses one JSON value, keeping numbers as their literal text so
@@ -82,24 +90,7 @@ func appendCanonicalJSON(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = connect.AppendJSONString(dst, k)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendCanonicalJSON(dst, v[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, '}'), nil
+		return appendObject(dst, v, appendCanonicalJSON)
 	default:
 		return nil, fmt.Errorf("unsupported JSON value of type %T", v)
 	}

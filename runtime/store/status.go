@@ -238,10 +238,7 @@ func (s *StatusStore) DeleteTask(ctx context.Context, connector string, task int
 // as Kafka Connect's herder does on deletion.
 func (s *StatusStore) DeleteConnector(ctx context.Context, connector string) error {
 	s.mu.Lock()
-	var recs []Record
-	for _, topic := range slices.Sorted(maps.Keys(s.topics[connector])) {
-		recs = append(recs, Record{Key: []byte(topicStatusKey(topic, connector))})
-	}
+	recs := s.topicTombstones(connector)
 	for _, task := range slices.Sorted(maps.Keys(s.tasks[connector])) {
 		recs = append(recs, Record{Key: []byte(taskStatusKey(connector, task))})
 	}
@@ -291,10 +288,7 @@ func (s *StatusStore) Topics(connector string) []TopicStatus {
 // ResetTopics tombstones all of a connector's active topics.
 func (s *StatusStore) ResetTopics(ctx context.Context, connector string) error {
 	s.mu.Lock()
-	var recs []Record
-	for _, topic := range slices.Sorted(maps.Keys(s.topics[connector])) {
-		recs = append(recs, Record{Key: []byte(topicStatusKey(topic, connector))})
-	}
+	recs := s.topicTombstones(connector)
 	s.mu.Unlock()
 	if len(recs) == 0 {
 		return nil
@@ -303,6 +297,16 @@ func (s *StatusStore) ResetTopics(ctx context.Context, connector string) error {
 		return fmt.Errorf("resetting active topics of connector %q: %w", connector, err)
 	}
 	return nil
+}
+
+// topicTombstones returns tombstones for a connector's active topics, sorted by topic. s.mu is
+// held.
+func (s *StatusStore) topicTombstones(connector string) []Record {
+	var recs []Record
+	for _, topic := range slices.Sorted(maps.Keys(s.topics[connector])) {
+		recs = append(recs, Record{Key: []byte(topicStatusKey(topic, connector))})
+	}
+	return recs
 }
 
 func connectorStatusKey(name string) string { return connectorStatusPrefix + name }
