@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -17,32 +16,6 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 )
-
-// send makes a request with extra headers.
-func (hs *harness) send(method, path, body string, hdr http.Header) result {
-	hs.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, hs.srv.URL+path, rd)
-	if err != nil {
-		hs.t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, vs := range hdr {
-		req.Header[k] = vs
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		hs.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return result{resp.StatusCode, resp.Header, string(b)}
-}
 
 func basic(user, password string) http.Header {
 	r, _ := http.NewRequest("GET", "/", nil)
@@ -83,6 +56,13 @@ func writeFile(t *testing.T, path, content string) {
 
 func testAuth(t *testing.T) Authenticator {
 	t.Helper()
+	a, _, _ := testAuthFiles(t)
+	return a
+}
+
+// testAuthFiles is testAuth with the paths of its basic auth and token files.
+func testAuthFiles(t *testing.T) (a Authenticator, basicFile, tokenFile string) {
+	t.Helper()
 	bf, tf := credFiles(t)
 	b, err := NewBasicAuthFile(bf)
 	if err != nil {
@@ -92,7 +72,7 @@ func testAuth(t *testing.T) Authenticator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Authenticators(b, tok)
+	return Authenticators(b, tok), bf, tf
 }
 
 // concrete turns a route pattern into a path the fake herder serves.
@@ -251,17 +231,9 @@ func TestCredentialsReload(t *testing.T) {
 	reloadInterval = 0
 	defer func() { reloadInterval = old }()
 
-	bf, tf := credFiles(t)
-	b, err := NewBasicAuthFile(bf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := NewTokenFile(tf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	auth, bf, tf := testAuthFiles(t)
 	var logs syncBuffer
-	hs := newHarness(t, WithAuth(Authenticators(b, tok)), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	hs := newHarness(t, WithAuth(auth), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if r := hs.send("GET", "/connectors", "", basic("alice", "alice-pw")); r.code != 200 {
 		t.Fatalf("before: %d", r.code)
 	}

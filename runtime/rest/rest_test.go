@@ -493,6 +493,12 @@ type result struct {
 
 func (hs *harness) do(method, path, body string) result {
 	hs.t.Helper()
+	return hs.send(method, path, body, nil)
+}
+
+// send makes a request with extra headers.
+func (hs *harness) send(method, path, body string, hdr http.Header) result {
+	hs.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -504,6 +510,15 @@ func (hs *harness) do(method, path, body string) result {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
+	return hs.roundTrip(req)
+}
+
+// roundTrip sends req and reads the whole response.
+func (hs *harness) roundTrip(req *http.Request) result {
+	hs.t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		hs.t.Fatal(err)

@@ -213,14 +213,10 @@ func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Start listens on addr (e.g. ":8083"; ":0" picks a free port, see Addr) and serves in the background.
 // Listening errors are returned; serving errors are logged.
 func (s *Server) Start(addr string) error {
-	if err := s.checkTLS(); err != nil {
+	ln, err := s.listen(addr)
+	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("rest: listen on %s: %w", addr, err)
-	}
-	s.setAddr(ln.Addr())
 	s.serving.Add(1)
 	go func() {
 		defer s.serving.Done()
@@ -233,15 +229,24 @@ func (s *Server) Start(addr string) error {
 
 // ListenAndServe listens on addr and serves until Shutdown; it then returns nil.
 func (s *Server) ListenAndServe(addr string) error {
-	if err := s.checkTLS(); err != nil {
+	ln, err := s.listen(addr)
+	if err != nil {
 		return err
+	}
+	return s.Serve(ln)
+}
+
+// listen checks the TLS setup, listens on addr and records the address it got.
+func (s *Server) listen(addr string) (net.Listener, error) {
+	if err := s.checkTLS(); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("rest: listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("rest: listen on %s: %w", addr, err)
 	}
 	s.setAddr(ln.Addr())
-	return s.Serve(ln)
+	return ln, nil
 }
 
 // Serve serves on ln until Shutdown; it then returns nil. It may be called for several listeners.

@@ -31,13 +31,7 @@ func (hs *harness) signed(method, path, body string, key []byte, mutate func(*ht
 	if mutate != nil {
 		mutate(req)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		hs.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return result{resp.StatusCode, resp.Header, string(b)}
+	return hs.roundTrip(req)
 }
 
 func TestInternalSignature(t *testing.T) {
