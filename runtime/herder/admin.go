@@ -126,8 +126,9 @@ func decodeObject(b []byte) (map[string]any, error) {
 }
 
 // modifiable applies Kafka's checks before offsets are changed: the connector exists (404), its
-// target state is STOPPED and it has no task configs left (400).
-func (h *Herder) modifiable(name string) (map[string]string, connect.ConnectorType, error) {
+// target state is STOPPED and it has no task configs left (400). After the checks, as Kafka does,
+// it forwards the request to the leader.
+func (h *Herder) modifiable(ctx context.Context, name string) (map[string]string, connect.ConnectorType, error) {
 	snap, cfg, err := h.config(name)
 	if err != nil {
 		return nil, connect.TypeUnknown, err
@@ -136,7 +137,13 @@ func (h *Herder) modifiable(name string) (map[string]string, connect.ConnectorTy
 		return nil, connect.TypeUnknown, connect.NotStopped(name)
 	}
 	typ, err := h.connectorType(name, cfg)
-	return cfg, typ, err
+	if err != nil {
+		return nil, connect.TypeUnknown, err
+	}
+	if err := h.forwardToLeader(ctx); err != nil {
+		return nil, connect.TypeUnknown, err
+	}
+	return cfg, typ, nil
 }
 
 // AlterConnectorOffsets writes offsets for a stopped connector: a sink's consumer group offsets
@@ -144,11 +151,8 @@ func (h *Herder) modifiable(name string) (map[string]string, connect.ConnectorTy
 // offsets topic. Plugins cannot manage offsets of their own in ABI v1, so the answer is always the
 // framework-managed message.
 func (h *Herder) AlterConnectorOffsets(ctx context.Context, name string, offsets []connect.ConnectorOffset) (connect.Message, error) {
-	cfg, typ, err := h.modifiable(name)
+	cfg, typ, err := h.modifiable(ctx, name)
 	if err != nil {
-		return connect.Message{}, err
-	}
-	if err := h.forwardToLeader(ctx); err != nil { // after the checks, as Kafka does
 		return connect.Message{}, err
 	}
 	if typ == connect.TypeSink {
@@ -260,11 +264,8 @@ func (h *Herder) alterSinkOffsets(ctx context.Context, name, group string, offse
 // ResetConnectorOffsets removes all of a stopped connector's offsets: a sink's consumer group is
 // deleted, a source's partitions are tombstoned in the offsets topic.
 func (h *Herder) ResetConnectorOffsets(ctx context.Context, name string) (connect.Message, error) {
-	cfg, typ, err := h.modifiable(name)
+	cfg, typ, err := h.modifiable(ctx, name)
 	if err != nil {
-		return connect.Message{}, err
-	}
-	if err := h.forwardToLeader(ctx); err != nil { // after the checks, as Kafka does
 		return connect.Message{}, err
 	}
 	if typ == connect.TypeSink {
