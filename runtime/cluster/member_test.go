@@ -209,6 +209,22 @@ func (tc *testCluster) start(name string, edit func(*Config)) *node {
 	return n
 }
 
+// startTwo starts member a, waits until it leads, then starts member b and waits until the two
+// share the work.
+func (tc *testCluster) startTwo() (a, b *node) {
+	tc.t.Helper()
+	a = tc.start("a", nil)
+	waitFor(tc.t, 10*time.Second, "a leads", func() error {
+		if !a.m.State().Leader {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	b = tc.start("b", nil)
+	waitFor(tc.t, 15*time.Second, "two workers balanced", func() error { return tc.balanced(a, b) })
+	return a, b
+}
+
 // stop cancels the member's Run (a graceful stop) and waits for it.
 func (n *node) stop(t *testing.T) {
 	t.Helper()
@@ -395,15 +411,7 @@ func TestMemberKilled(t *testing.T) {
 func TestMemberSettingsMismatch(t *testing.T) {
 	t.Parallel()
 	tc := newTestCluster(t, sixByThree())
-	a := tc.start("a", nil)
-	waitFor(t, 10*time.Second, "a leads", func() error {
-		if !a.m.State().Leader {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	b := tc.start("b", nil)
-	waitFor(t, 15*time.Second, "two workers balanced", func() error { return tc.balanced(a, b) })
+	a, b := tc.startTwo()
 	_, _, aRevokes := a.w.snapshot()
 	_, _, bRevokes := b.w.snapshot()
 
@@ -446,15 +454,7 @@ func TestMemberSettingsMismatch(t *testing.T) {
 func TestMemberLeaderDiesMidRebalance(t *testing.T) {
 	t.Parallel()
 	tc := newTestCluster(t, sixByThree())
-	a := tc.start("a", nil)
-	waitFor(t, 10*time.Second, "a leads", func() error {
-		if !a.m.State().Leader {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	b := tc.start("b", nil)
-	waitFor(t, 15*time.Second, "two workers balanced", func() error { return tc.balanced(a, b) })
+	a, b := tc.startTwo()
 
 	// The next time a assigns, it is killed while it reads the config topic: the group is in
 	// CompletingRebalance and the others wait in SyncGroup for an assignment that never comes.
@@ -492,15 +492,7 @@ func TestMemberLeaderDiesMidRebalance(t *testing.T) {
 func TestMemberRevokesWorkWhenCoordinatorUnreachable(t *testing.T) {
 	t.Parallel()
 	tc := newTestCluster(t, sixByThree())
-	a := tc.start("a", nil)
-	waitFor(t, 10*time.Second, "a leads", func() error {
-		if !a.m.State().Leader {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	b := tc.start("b", nil)
-	waitFor(t, 15*time.Second, "two workers balanced", func() error { return tc.balanced(a, b) })
+	a, b := tc.startTwo()
 
 	// b's group requests stop reaching the coordinator (a partition on b's side only).
 	victim := b.m.State().MemberID

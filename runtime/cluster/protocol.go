@@ -208,12 +208,9 @@ func (m MemberMetadata) MarshalBinary() ([]byte, error) {
 		w.int32(-1) // null allocation (in v0 only as padding for the extension, see above)
 	}
 	if m.Ext != nil {
-		js, err := json.Marshal(m.Ext)
-		if err != nil {
+		if err := w.extension(m.Ext); err != nil {
 			return nil, err
 		}
-		w.string(ExtensionMagic)
-		w.bytes(js)
 	}
 	return w.result()
 }
@@ -277,12 +274,9 @@ func (a MemberAssignment) MarshalBinary() ([]byte, error) {
 		w.int32(0)  // delay
 	}
 	if a.Message != "" {
-		js, err := json.Marshal(assignmentExtension{Error: a.Message})
-		if err != nil {
+		if err := w.extension(assignmentExtension{Error: a.Message}); err != nil {
 			return nil, err
 		}
-		w.string(ExtensionMagic)
-		w.bytes(js)
 	}
 	return w.result()
 }
@@ -365,6 +359,18 @@ func (w *writer) string(s string) {
 func (w *writer) bytes(b []byte) {
 	w.int32(int32(len(b)))
 	w.b = append(w.b, b...)
+}
+
+// extension writes v as the JSON extension that follows the fields Java reads (reader.extension
+// reads it back).
+func (w *writer) extension(v any) error {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.string(ExtensionMagic)
+	w.bytes(js)
+	return nil
 }
 
 // allocation writes an ARRAY<ConnectorAssignment>.
