@@ -455,8 +455,10 @@ func (l *loader) evalLocals(blocks []*hcl.Block) {
 			if !ready {
 				continue
 			}
-			v, d := a.Expr.Value(l.evalContext(a.Range.Filename))
-			l.diags = append(l.diags, d...)
+			v, ok := l.value(a.Expr, l.evalContext(a.Range.Filename))
+			if !ok {
+				v = cty.DynamicVal
+			}
 			l.locals[name] = v
 			delete(pending, name)
 			progress = true
@@ -469,6 +471,44 @@ func (l *loader) evalLocals(blocks []*hcl.Block) {
 			return
 		}
 	}
+}
+
+// checkRefs reports references to undeclared variables and locals, and to anything else, saying
+// what is declared.
+func (l *loader) checkRefs(expr hcl.Expression) bool {
+	good := true
+	for _, t := range expr.Variables() {
+		root := t.RootName()
+		var name string
+		if len(t) > 1 {
+			if a, ok := t[1].(hcl.TraverseAttr); ok {
+				name = a.Name
+			}
+		}
+		rng := t.SourceRange()
+		switch root {
+		case "var":
+			if _, ok := l.vars[name]; !ok {
+				l.errorf(rng, "Undeclared variable", "var.%s is not declared; declared variables: %s (declare it with variable %q { default = ... })",
+					name, listOrNone(sortedKeys(l.vars)), name)
+				good = false
+			}
+		case "local":
+			if _, ok := l.locals[name]; !ok && l.locals != nil {
+				l.errorf(rng, "Undeclared local", "local.%s is not defined; defined locals: %s", name, listOrNone(sortedKeys(l.locals)))
+				good = false
+			}
+		case "path":
+			if name != "cwd" && name != "module" {
+				l.errorf(rng, "Unknown path", "path.%s: expected path.cwd or path.module", name)
+				good = false
+			}
+		default:
+			l.errorf(rng, "Unknown reference", "%q: expected var.<name>, local.<name>, path.cwd or path.module (a string needs quotes)", root)
+			good = false
+		}
+	}
+	return good
 }
 
 // setting is one key of a connector config and where it came from.
@@ -732,6 +772,9 @@ func (l *loader) errorsBlock(b *connectorBuilder, blk *hcl.Block, ctx *hcl.EvalC
 
 // value evaluates an expression, recording its diagnostics.
 func (l *loader) value(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, bool) {
+	if !l.checkRefs(expr) {
+		return cty.NilVal, false
+	}
 	v, d := expr.Value(ctx)
 	l.diags = append(l.diags, d...)
 	if d.HasErrors() {

@@ -202,7 +202,10 @@ func TestConnectorErrorsHavePositionsAndSayWhatIsExpected(t *testing.T) {
 		{"clear secret", []string{"two.hcl", "connector \"b\" {\n  class = \"X\"\n  config = {\n    \"connection.password\" = env(\"PW\", \"x\")\n  }\n}\n"},
 			[]string{`two.hcl:4,5: Secret in clear; connector "b": "connection.password" takes its value from env("PW") in clear`, `expected secret("env", "PW")`}},
 		{"variable without value", []string{"two.hcl", "variable \"x\" {}\n"}, []string{"two.hcl:1,1: Variable without a value", "WASMCONNECT_VAR_x"}},
-		{"undeclared var", []string{"two.hcl", "connector \"b\" {\n  class = var.nope\n}\n"}, []string{"two.hcl:2,"}},
+		{"undeclared var", []string{"two.hcl", "variable \"a\" { default = 1 }\nconnector \"b\" {\n  class = var.nope\n}\n"},
+			[]string{`two.hcl:3,11: Undeclared variable; var.nope is not declared; declared variables: a`}},
+		{"undeclared local", []string{"two.hcl", "locals { x = local.y }\n"}, []string{`two.hcl:1,14: Undeclared local; local.y is not defined`}},
+		{"bare word", []string{"two.hcl", "connector \"b\" {\n  class = FileStreamSource\n}\n"}, []string{`two.hcl:2,11: Unknown reference; "FileStreamSource": expected var.<name>`, "a string needs quotes"}},
 		{"bad secret", []string{"two.hcl", "connector \"b\" {\n  class = \"X\"\n  config = { p = secret(\"e nv\", \"X\") }\n}\n"}, []string{"two.hcl:3,", "config.providers"}},
 		{"config not a map", []string{"two.hcl", "connector \"b\" {\n  class = \"X\"\n  config = \"topic=x\"\n}\n"}, []string{"two.hcl:3,12: Invalid config", "expected a map"}},
 	} {
@@ -277,6 +280,18 @@ connector "c" {
 	opts.Vars = map[string]string{"other": "x"}
 	if _, err := parse(t, opts, "c.hcl", src); err == nil || !strings.Contains(err.Error(), `--var other: no variable "other" is declared`) {
 		t.Fatal(err)
+	}
+}
+
+func TestForExpressions(t *testing.T) {
+	cs := mustParse(t, Options{LookupEnv: noEnv}, "c.hcl", `
+variable "topics" { default = ["a", "b"] }
+connector "c" {
+  class  = "X"
+  config = { topics = [for t in var.topics : "${upper(t)}-in"] }
+}`)
+	if got := cs.Connectors[0].Config["topics"]; got != "A-in,B-in" {
+		t.Fatal(got)
 	}
 }
 
