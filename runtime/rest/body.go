@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -146,22 +147,12 @@ func configValue(key string, raw json.RawMessage) (v string, isNull bool, err er
 	}
 }
 
-// sortedKeys returns the keys of m, sorted, so that the first offending key is reported.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // decodeConfig turns the members of a config object into a flat string map. Values are strings,
 // numbers or booleans (see configValue); null, objects and arrays are 400s naming the first offending
 // key in sorted order.
 func decodeConfig(m map[string]json.RawMessage) (map[string]string, error) {
 	out := make(map[string]string, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v, isNull, err := configValue(k, m[k])
 		if err != nil {
 			return nil, err
@@ -276,7 +267,7 @@ func decodePatch(body []byte) (map[string]*string, error) {
 		return nil, err
 	}
 	out := make(map[string]*string, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v, isNull, err := configValue(k, m[k])
 		if err != nil {
 			return nil, err

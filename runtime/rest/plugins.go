@@ -2,6 +2,8 @@ package rest
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
@@ -55,7 +57,7 @@ func normalizedPluginName(name string) string {
 func javaMap(m map[string]string) string {
 	var b strings.Builder
 	b.WriteByte('{')
-	for i, k := range sortedKeys(m) {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
