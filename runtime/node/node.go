@@ -21,6 +21,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/worker"
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
 
@@ -166,7 +167,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 			HeartbeatInterval: cfg.HeartbeatInterval,
 			RebalanceTimeout:  cfg.RebalanceTimeout,
 			MaxDelay:          cfg.ScheduledRebalanceMax,
-			Settings:          cluster.Settings(cfg.Props),
+			Settings:          clusterSettings(cfg.Props, n.host),
 			Version:           herder.Version,
 			Logger:            log,
 		}
@@ -276,3 +277,18 @@ func clusterID(ctx context.Context, cfg *config.Worker) (string, error) {
 
 // Herder returns the worker's herder, through which a standalone worker's connectors are created.
 func (n *Node) Herder() *herder.Herder { return n.herder }
+
+// clusterSettings are the settings every worker of the group must share, with converter aliases
+// resolved to their class names, so that a worker saying JsonConverter is not refused by one saying
+// org.apache.kafka.connect.json.JsonConverter.
+func clusterSettings(props map[string]string, host *wasmhost.Host) map[string]string {
+	s := cluster.Settings(props)
+	for _, k := range []string{"key.converter", "value.converter", "header.converter"} {
+		if v, ok := s[k]; ok {
+			if p, err := host.Resolve(v, wire.KindConverter); err == nil {
+				s[k] = p.Class
+			}
+		}
+	}
+	return s
+}
