@@ -3,19 +3,72 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
-	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
 
-// These tests drive the registered plugins through the SDK's real dispatch code (sdk.Invoke), as
-// the host would through wc_call, with records and configs from Kafka's documentation and the unit
-// tests of its transformations.
+// These tests drive the plugins through the WebAssembly boundary: the package is built to a .wasm
+// module with the documented command and every OPEN, TRANSFORM and TEST goes through the worker's
+// plugin host (wasmhost), in a session of its own per opened object, with records and configs from
+// Kafka's documentation and the unit tests of its transformations.
+
+var boundary struct {
+	once sync.Once
+	host *wasmhost.Host
+	err  error
+
+	mu      sync.Mutex
+	next     int32
+	objects  map[int32]*wasmhost.Object
+	sessions map[int32]*wasmhost.Session
+}
+
+func loadHost() (*wasmhost.Host, error) {
+	boundary.once.Do(func() {
+		dir, err := pluginbuild.Dir("plugins/transforms")
+		if err != nil {
+			boundary.err = err
+			return
+		}
+		boundary.host, boundary.err = wasmhost.New(context.Background(), wasmhost.Config{
+			PluginPath:       []string{dir},
+			CallTimeout:      10 * time.Second,
+			MemoryLimitBytes: 128 << 20,
+			CacheDir:         filepath.Join(os.TempDir(), "wasmconnect-transforms-test-cache"),
+			Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		boundary.objects = map[int32]*wasmhost.Object{}
+		boundary.sessions = map[int32]*wasmhost.Session{}
+	})
+	if boundary.err != nil {
+		return nil, fmt.Errorf("building or loading the transforms module: %w", boundary.err)
+	}
+	return boundary.host, nil
+}
+
+func object(t *testing.T, h int32) *wasmhost.Object {
+	boundary.mu.Lock()
+	defer boundary.mu.Unlock()
+	o := boundary.objects[h]
+	if o == nil {
+		t.Fatalf("no open object %d", h)
+	}
+	return o
+}
 
 // open opens a transformation or predicate and returns its handle; it fails the test on error.
 func open(t *testing.T, class string, role wire.Role, cfg map[string]string) int32 {
@@ -24,47 +77,60 @@ func open(t *testing.T, class string, role wire.Role, cfg map[string]string) int
 	if err != nil {
 		t.Fatalf("OPEN %s %v: %v", class, cfg, err)
 	}
-	t.Cleanup(func() { sdk.Invoke(wire.OpClose, h, nil) })
+	t.Cleanup(func() {
+		boundary.mu.Lock()
+		sess := boundary.sessions[h]
+		delete(boundary.objects, h)
+		delete(boundary.sessions, h)
+		boundary.mu.Unlock()
+		sess.Close(context.Background()) // closes the object and frees the instance
+	})
 	return h
 }
 
 func tryOpen(class string, role wire.Role, cfg map[string]string) (int32, error) {
-	if cfg == nil {
-		cfg = map[string]string{}
-	}
-	req, _ := json.Marshal(wire.OpenRequest{Plugin: class, Role: role, Config: cfg})
-	out, err := sdk.Invoke(wire.OpOpen, 0, req)
+	host, err := loadHost()
 	if err != nil {
 		return 0, err
 	}
-	var resp wire.OpenResponse
-	if err := json.Unmarshal(out, &resp); err != nil {
+	kind := wire.KindTransformation
+	if role == wire.RolePredicate {
+		kind = wire.KindPredicate
+	}
+	p, err := host.Resolve(class, kind)
+	if err != nil {
 		return 0, err
 	}
-	return resp.Handle, nil
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	sess := host.NewSession(wasmhost.Env{Connector: "test", Task: 0})
+	o, err := sess.Open(context.Background(), p, role, cfg)
+	if err != nil {
+		sess.Close(context.Background())
+		return 0, err
+	}
+	boundary.mu.Lock()
+	defer boundary.mu.Unlock()
+	boundary.next++
+	boundary.objects[boundary.next] = o
+	boundary.sessions[boundary.next] = sess
+	return boundary.next, nil
 }
 
 // transform applies a transformation to records.
 func transform(t *testing.T, h int32, in ...wire.Record) ([]wire.TransformedRecord, []wire.RecordFailure) {
 	t.Helper()
-	out, err := sdk.Invoke(wire.OpTransform, h, wire.AppendRecords(nil, in))
+	recs, failed, err := object(t, h).Transform(context.Background(), in)
 	if err != nil {
 		t.Fatalf("TRANSFORM: %v", err)
-	}
-	recs, failed, err := wire.DecodeTransformResult(out, in)
-	if err != nil {
-		t.Fatalf("decoding the TRANSFORM result: %v", err)
 	}
 	return recs, failed
 }
 
 func test(t *testing.T, h int32, in ...wire.Record) []bool {
 	t.Helper()
-	out, err := sdk.Invoke(wire.OpTest, h, wire.AppendRecords(nil, in))
-	if err != nil {
-		t.Fatalf("TEST: %v", err)
-	}
-	m, failed, err := wire.DecodeTestResult(out, len(in))
+	m, failed, err := object(t, h).Test(context.Background(), in)
 	if err != nil || len(failed) > 0 {
 		t.Fatalf("TEST result: %v %v", failed, err)
 	}
