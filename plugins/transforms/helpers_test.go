@@ -31,7 +31,7 @@ var boundary struct {
 	host *wasmhost.Host
 	err  error
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	next     int32
 	objects  map[int32]*wasmhost.Object
 	sessions map[int32]*wasmhost.Session
