@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
@@ -57,6 +58,15 @@ func InvalidConfig(infos connect.ConfigInfos) error {
 // The config may be partial. An unknown connector.class is a 400; an error means validation
 // itself failed (a plugin trapped, say).
 func (w *Worker) ValidateConfig(ctx context.Context, cfg map[string]string) (connect.ConfigInfos, connect.ConnectorType, error) {
+	// As Kafka Connect, validate the config the plugins will see, with config-provider
+	// placeholders (${env:X}...) resolved, but report the values as given: a secret stays a
+	// placeholder in the answer.
+	raw := cfg
+	resolved, err := w.resolve(cfg)
+	if err != nil {
+		return connect.ConfigInfos{}, connect.TypeUnknown, connect.BadRequest("Connector configuration could not be resolved: %v", err)
+	}
+	cfg = resolved
 	p, typ, err := w.ResolveConnector(cfg)
 	if err != nil {
 		return connect.ConfigInfos{}, typ, err
@@ -116,6 +126,15 @@ func (w *Worker) ValidateConfig(ctx context.Context, cfg map[string]string) (con
 			}
 		}
 		infos.Configs = append(infos.Configs, conv...)
+	}
+	for _, ci := range infos.Configs {
+		if ci.Value == nil {
+			continue
+		}
+		if r, ok := raw[ci.Value.Name]; ok && configprovider.HasPlaceholder(r) {
+			r := r
+			ci.Value.Value = &r
+		}
 	}
 	infos.CountErrors()
 	return infos, typ, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 )
 
@@ -373,5 +374,32 @@ func TestFrameworkConfig(t *testing.T) {
 		if k.Required != (k.DefaultValue == nil && (k.Name == "name" || k.Name == "connector.class")) {
 			t.Errorf("%s: required %v with default %v", k.Name, k.Required, k.DefaultValue)
 		}
+	}
+}
+
+// Placeholders are resolved before validation, as Kafka Connect does, but answered as given, so a
+// secret never appears in the validation result.
+func TestValidateResolvesConfigProviders(t *testing.T) {
+	t.Setenv("WASMCONNECT_TEST_BATCH", "100")
+	w := testWorker(t, Config{Worker: &config.Worker{
+		GroupID: "connect-cluster", KeyConverter: "StringConverter", ValueConverter: "StringConverter",
+		Props: map[string]string{
+			"config.providers":           "env",
+			"config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+		},
+	}})
+	infos, _, err := w.ValidateConfig(context.Background(), map[string]string{
+		"name": "src", "connector.class": "FileStreamSource", "file": "/f", "topic": "t",
+		"batch.size": "${env:WASMCONNECT_TEST_BATCH}",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byName(t, infos)
+	if errs := m["batch.size"].Value.Errors; len(errs) > 0 {
+		t.Fatalf("a placeholder resolving to an INT was refused: %q", errs)
+	}
+	if got := value(m["batch.size"]); got != "${env:WASMCONNECT_TEST_BATCH}" {
+		t.Fatalf("value shown as %q, want the placeholder", got)
 	}
 }
