@@ -238,3 +238,8 @@ func assignmentOf(a cluster.Allocation) connect.WorkAssignment {
 	}
 	return w
 }
+
+// ForwardToLeader forwards the REST request behind ctx to the leader and returns its answer as
+// the error (a *rest.ForwardedResponse), or returns nil on the leader itself: for requests that
+// only the leader can answer, such as GET /reconciler.
+func (h *Herder) ForwardToLeader(ctx context.Context) error { return h.forwardToLeader(ctx) }

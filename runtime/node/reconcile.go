@@ -64,4 +64,10 @@ type reconcilingHerder struct {
 	rec *reconcile.Reconciler
 }
 
-func (h reconcilingHerder) ReconcilerStatus(context.Context) (any, error) { return h.rec.Status(), nil }
+// ReconcilerStatus answers on the leader, which is the worker that reconciles; the others forward.
+func (h reconcilingHerder) ReconcilerStatus(ctx context.Context) (any, error) {
+	if err := h.ForwardToLeader(ctx); err != nil {
+		return nil, err
+	}
+	return h.rec.Status(), nil
+}
