@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -317,4 +318,40 @@ func TestHCLPlanApplyValidate(t *testing.T) {
 	if out, errOut, code = runCLI(t, "validate", dir, "--plugin-path", pluginDir); code != 0 || !strings.Contains(out, "1 connector(s) valid") {
 		t.Fatalf("validate: exit %d\n%s%s", code, out, errOut)
 	}
+}
+
+// TestHCLReconciledByTheLeaderOnly runs two workers that both have connectors.dir: the leader
+// reconciles, the other serves, and GET /reconciler on either shows the leader's state.
+func TestHCLReconciledByTheLeaderOnly(t *testing.T) {
+	_, addr := startBroker(t)
+	files, conns := t.TempDir(), t.TempDir()
+	writeHCL(t, conns, "source.hcl", sourceHCL("two-source", filepath.Join(files, "in.txt"), "two-lines"))
+	props := map[string]string{"plugin.fs.allow": files, "connectors.dir": conns}
+	a := startWorker(t, "worker-a", addr, props)
+	b := startWorker(t, "worker-b", addr, props)
+	a.waitTaskState(t, "two-source", "RUNNING", time.Minute)
+
+	type status struct {
+		Active bool `json:"active"`
+		Runs   int  `json:"runs"`
+	}
+	read := func(w *worker) status {
+		var s status
+		json.Unmarshal(w.mustCall(t, 200, "GET", "/reconciler", nil), &s)
+		return s
+	}
+	leader := findLeader(t, []*worker{a, b})
+	for _, w := range []*worker{a, b} {
+		if s := read(w); !s.Active || s.Runs == 0 {
+			t.Errorf("GET /reconciler on %s: %+v, want the leader's active reconciler", w.name, s)
+		}
+	}
+	// Kill the leader: the other worker takes the reconciling over.
+	leader.stop(syscall.SIGKILL)
+	other := a
+	if leader == a {
+		other = b
+	}
+	writeHCL(t, conns, "later.hcl", sourceHCL("two-later", filepath.Join(files, "later.txt"), "two-later"))
+	other.waitTaskState(t, "two-later", "RUNNING", time.Minute)
 }
