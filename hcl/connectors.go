@@ -2,9 +2,11 @@ package hcl
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -193,7 +195,7 @@ var errorsKeys = map[string]string{
 
 var errorsSchema = func() *hcl.BodySchema {
 	s := &hcl.BodySchema{}
-	for _, n := range sortedKeys(errorsKeys) {
+	for _, n := range slices.Sorted(maps.Keys(errorsKeys)) {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: n})
 	}
 	return s
@@ -439,7 +441,7 @@ func (l *loader) evalLocals(blocks []*hcl.Block) {
 	// Evaluate those whose references are all known, until none is left or no progress is made.
 	for len(pending) > 0 {
 		progress := false
-		for _, name := range sortedKeys(pending) {
+		for _, name := range slices.Sorted(maps.Keys(pending)) {
 			a := pending[name]
 			ready := true
 			for _, t := range a.Expr.Variables() {
@@ -464,7 +466,7 @@ func (l *loader) evalLocals(blocks []*hcl.Block) {
 			progress = true
 		}
 		if !progress {
-			for _, name := range sortedKeys(pending) {
+			for _, name := range slices.Sorted(maps.Keys(pending)) {
 				a := pending[name]
 				l.errorf(a.Expr.Range(), "Local refers to itself", "local.%s depends on itself through other locals; expected locals without cycles", name)
 			}
@@ -490,12 +492,12 @@ func (l *loader) checkRefs(expr hcl.Expression) bool {
 		case "var":
 			if _, ok := l.vars[name]; !ok {
 				l.errorf(rng, "Undeclared variable", "var.%s is not declared; declared variables: %s (declare it with variable %q { default = ... })",
-					name, listOrNone(sortedKeys(l.vars)), name)
+					name, listOrNone(slices.Sorted(maps.Keys(l.vars))), name)
 				good = false
 			}
 		case "local":
 			if _, ok := l.locals[name]; !ok && l.locals != nil {
-				l.errorf(rng, "Undeclared local", "local.%s is not defined; defined locals: %s", name, listOrNone(sortedKeys(l.locals)))
+				l.errorf(rng, "Undeclared local", "local.%s is not defined; defined locals: %s", name, listOrNone(slices.Sorted(maps.Keys(l.locals))))
 				good = false
 			}
 		case "path":
@@ -909,15 +911,6 @@ func listOrNone(names []string) string {
 		return "(none)"
 	}
 	return strings.Join(names, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // sortedAttrs orders attributes as they appear in the file.

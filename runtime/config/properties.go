@@ -148,3 +148,14 @@ func unescape(s string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// SplitList splits a Kafka LIST setting: comma-separated, each item trimmed, empty items dropped.
+func SplitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

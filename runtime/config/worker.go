@@ -258,15 +258,7 @@ func (p *parser) required(key string) string {
 	return v
 }
 
-func (p *parser) list(key, def string) []string {
-	var out []string
-	for _, s := range strings.Split(p.str(key, def), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func (p *parser) list(key, def string) []string { return SplitList(p.str(key, def)) }
 
 func (p *parser) intRange(key string, def, lo, hi int) int {
 	v, ok := p.props[key]

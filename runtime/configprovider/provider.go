@@ -100,7 +100,7 @@ var classes = map[string]string{
 // config.providers.<name>.class / .param.*). Without config.providers there are none.
 func FromProperties(props map[string]string) (*Providers, error) {
 	ps := &Providers{byName: map[string]Provider{}}
-	for _, name := range splitList(props["config.providers"]) {
+	for _, name := range config.SplitList(props["config.providers"]) {
 		prefix := "config.providers." + name + "."
 		class := strings.TrimSpace(props[prefix+"class"])
 		if class == "" {
@@ -233,16 +233,6 @@ func Unresolve(raw map[string]string, taskConfigs []map[string]string) []map[str
 	return out
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // envProvider is EnvVarConfigProvider: ${env:NAME}. The path must be empty.
 type envProvider struct {
 	allow *regexp.Regexp // nil: every variable
@@ -283,7 +273,7 @@ type allowedPaths []string
 
 func newAllowedPaths(params map[string]string) (allowedPaths, error) {
 	var out allowedPaths
-	for _, p := range splitList(params["allowed.paths"]) {
+	for _, p := range config.SplitList(params["allowed.paths"]) {
 		if !filepath.IsAbs(p) {
 			return nil, fmt.Errorf("allowed.paths: %s is not an absolute path", p)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/task"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -36,7 +37,7 @@ type predicateSpec struct {
 func (w *Worker) transformSpecs(cfg map[string]string) ([]transformSpec, error) {
 	var specs []transformSpec
 	preds := map[string]*predicateSpec{}
-	for _, alias := range splitList(cfg["predicates"]) {
+	for _, alias := range config.SplitList(cfg["predicates"]) {
 		prefix := "predicates." + alias + "."
 		class := strings.TrimSpace(cfg[prefix+"type"])
 		if class == "" {
@@ -48,7 +49,7 @@ func (w *Worker) transformSpecs(cfg map[string]string) ([]transformSpec, error) 
 		}
 		preds[alias] = &predicateSpec{alias: alias, plugin: p, config: block(cfg, prefix, "type")}
 	}
-	for _, alias := range splitList(cfg["transforms"]) {
+	for _, alias := range config.SplitList(cfg["transforms"]) {
 		prefix := "transforms." + alias + "."
 		class := strings.TrimSpace(cfg[prefix+"type"])
 		if class == "" {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -335,7 +336,7 @@ func sinkRules(v *validation, cfg map[string]string) {
 	}
 	if hasTopics {
 		var list []string
-		for _, t := range splitList(topics) {
+		for _, t := range config.SplitList(topics) {
 			if !slices.Contains(list, t) {
 				list = append(list, t)
 			}

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"encoding/json"
-
 	"fmt"
 	"log/slog"
 	"maps"
@@ -297,7 +296,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			Chain: chain, Errors: policy,
 			ClientOpts:    append(append([]kgo.Opt{}, w.opts...), kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", id.Connector, id.Task))),
 			GroupID:       SinkGroupID(id.Connector, connCfg),
-			Topics:        splitList(connCfg["topics"]),
+			Topics:        config.SplitList(connCfg["topics"]),
 			TopicsRegex:   strings.TrimSpace(connCfg["topics.regex"]),
 			FlushInterval: w.cfg.OffsetFlushInterval,
 			Paused:        paused, OnState: onState, Metrics: m, Logger: w.log,
@@ -313,16 +312,6 @@ func (w *Worker) attach(r *running, p interface{ SetPaused(bool) }) {
 	defer r.mu.Unlock()
 	r.pauser = p
 	p.SetPaused(r.paused)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // offsetReader gives a plugin session read access to its connector's offsets.
