@@ -125,9 +125,7 @@ func TestCluster(t *testing.T) {
 	}
 	var cfgs []map[string]string
 	for _, w := range ws {
-		var c map[string]string
-		json.Unmarshal(w.mustCall(t, 200, "GET", "/connectors/gen-3/config", nil), &c)
-		cfgs = append(cfgs, c)
+		cfgs = append(cfgs, w.mustConfig(t, "gen-3"))
 	}
 	if !reflect.DeepEqual(cfgs[0], cfgs[1]) || !reflect.DeepEqual(cfgs[1], cfgs[2]) {
 		t.Fatalf("workers disagree on a config: %v", cfgs)

@@ -278,6 +278,16 @@ func (w *worker) status(t testing.TB, name string) (status, bool) {
 	return s, true
 }
 
+// mustStatus is status that fails the test unless the status could be read and has a task.
+func (w *worker) mustStatus(t testing.TB, name string) status {
+	t.Helper()
+	s, ok := w.status(t, name)
+	if !ok || len(s.Tasks) == 0 {
+		t.Fatalf("GET /connectors/%s/status on %s: no status with tasks (%+v)", name, w.name, s)
+	}
+	return s
+}
+
 // waitTaskState waits until task 0 of a connector is in state and returns the status.
 func (w *worker) waitTaskState(t testing.TB, name, state string, timeout time.Duration) status {
 	t.Helper()
@@ -304,18 +314,26 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 // writeLines writes lines "<prefix><n>" for n in [from, to) to path, appending.
 func writeLines(t testing.TB, path, prefix string, from, to int) {
 	t.Helper()
+	if err := appendLines(path, prefix, from, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendLines is writeLines for goroutines other than the test's, which must not call t.Fatal.
+func appendLines(path, prefix string, from, to int) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	for i := from; i < to; i++ {
 		fmt.Fprintf(w, "%s%d\n", prefix, i)
 	}
 	if err := w.Flush(); err != nil {
-		t.Fatal(err)
+		f.Close()
+		return err
 	}
-	f.Close()
+	return f.Close()
 }
 
 // countLines returns the number of complete lines in a file (0 if it does not exist).

@@ -45,7 +45,7 @@ func (w *worker) reconciler(t *testing.T) reconcilerStatus {
 	return st
 }
 
-func (w *worker) config(t *testing.T, name string) (map[string]string, bool) {
+func (w *worker) config(t testing.TB, name string) (map[string]string, bool) {
 	t.Helper()
 	code, b := w.call(t, "GET", "/connectors/"+name+"/config", nil)
 	if code != 200 {
@@ -53,9 +53,20 @@ func (w *worker) config(t *testing.T, name string) (map[string]string, bool) {
 	}
 	var cfg map[string]string
 	if err := json.Unmarshal(b, &cfg); err != nil {
-		t.Fatal(err)
+		t.Fatalf("GET /connectors/%s/config: %v: %s", name, err, b)
 	}
 	return cfg, true
+}
+
+// mustConfig is config that fails the test unless the connector's config could be read, so that
+// two failed reads never compare equal.
+func (w *worker) mustConfig(t testing.TB, name string) map[string]string {
+	t.Helper()
+	cfg, ok := w.config(t, name)
+	if !ok {
+		t.Fatalf("GET /connectors/%s/config on %s failed", name, w.name)
+	}
+	return cfg
 }
 
 func writeHCL(t *testing.T, dir, name, src string) {
@@ -147,15 +158,15 @@ func TestHCLConnectorsReconciled(t *testing.T) {
 	}
 
 	// Editing a file changes only its connector.
-	srcBefore, _ := w.config(t, "hcl-source")
-	sinkBefore, _ := w.config(t, "hcl-sink")
+	srcBefore := w.mustConfig(t, "hcl-source")
+	sinkBefore := w.mustConfig(t, "hcl-sink")
 	writeHCL(t, conns, "other.hcl", sourceHCL("hcl-other", otherIn, "hcl-other-2"))
 	waitFor(t, 15*time.Second, "hcl-other's new topic", func() bool {
 		cfg, _ := w.config(t, "hcl-other")
 		return cfg["topic"] == "hcl-other-2"
 	})
-	srcAfter, _ := w.config(t, "hcl-source")
-	sinkAfter, _ := w.config(t, "hcl-sink")
+	srcAfter := w.mustConfig(t, "hcl-source")
+	sinkAfter := w.mustConfig(t, "hcl-sink")
 	if !reflect.DeepEqual(srcBefore, srcAfter) || !reflect.DeepEqual(sinkBefore, sinkAfter) {
 		t.Fatalf("other connectors changed:\n%v\n%v\n%v\n%v", srcBefore, srcAfter, sinkBefore, sinkAfter)
 	}
@@ -206,7 +217,7 @@ func TestHCLConnectorsReconciled(t *testing.T) {
 			t.Fatalf("%s: %+v", name, s)
 		}
 	}
-	if cfg, _ := w.config(t, "hcl-source"); !reflect.DeepEqual(cfg, srcAfter) {
+	if cfg := w.mustConfig(t, "hcl-source"); !reflect.DeepEqual(cfg, srcAfter) {
 		t.Fatalf("hcl-source changed while its file was invalid: %v", cfg)
 	}
 
@@ -288,7 +299,7 @@ func TestHCLPlanApplyValidate(t *testing.T) {
 	if out, errOut, code = runCLI(t, "apply", dir, url, "--plan", planFile); code != 0 || !strings.Contains(out, "plan-source: update") {
 		t.Fatalf("apply --plan: exit %d\n%s%s", code, out, errOut)
 	}
-	if cfg, _ := w.config(t, "plan-source"); cfg["topic"] != "plan-b" {
+	if cfg := w.mustConfig(t, "plan-source"); cfg["topic"] != "plan-b" {
 		t.Fatalf("config %v", cfg)
 	}
 	if _, errOut, code = runCLI(t, "apply", dir, url, "--plan", planFile); code != 1 || !strings.Contains(errOut, "is stale") {
@@ -331,27 +342,54 @@ func TestHCLReconciledByTheLeaderOnly(t *testing.T) {
 	b := startWorker(t, "worker-b", addr, props)
 	a.waitTaskState(t, "two-source", "RUNNING", time.Minute)
 
-	type status struct {
-		Active bool `json:"active"`
-		Runs   int  `json:"runs"`
-	}
-	read := func(w *worker) status {
-		var s status
-		json.Unmarshal(w.mustCall(t, 200, "GET", "/reconciler", nil), &s)
-		return s
-	}
 	leader := findLeader(t, []*worker{a, b})
+	follower := a
+	if leader == a {
+		follower = b
+	}
+	// GET /reconciler on either worker shows the leader's active reconciler (a follower forwards).
 	for _, w := range []*worker{a, b} {
-		if s := read(w); !s.Active || s.Runs == 0 {
+		if s := w.reconciler(t); !s.Active || s.Runs == 0 {
 			t.Errorf("GET /reconciler on %s: %+v, want the leader's active reconciler", w.name, s)
 		}
 	}
+	// Each worker's own /metrics says who reconciles: the leader ran, the follower never did, even
+	// after a few more of the leader's polls.
+	time.Sleep(2 * time.Second)
+	if runs := metricValue(t, leader, "wasmconnect_reconcile_runs_total"); runs == 0 {
+		t.Errorf("the leader %s has not reconciled (runs %v)", leader.name, runs)
+	}
+	for name, want := range map[string]float64{"wasmconnect_reconcile_runs_total": 0, "wasmconnect_reconcile_active": 0} {
+		if got := metricValue(t, follower, name); got != want {
+			t.Errorf("follower %s: %s = %v, want %v", follower.name, name, got, want)
+		}
+	}
+
 	// Kill the leader: the other worker takes the reconciling over.
 	leader.stop(syscall.SIGKILL)
-	other := a
-	if leader == a {
-		other = b
-	}
 	writeHCL(t, conns, "later.hcl", sourceHCL("two-later", filepath.Join(files, "later.txt"), "two-later"))
-	other.waitTaskState(t, "two-later", "RUNNING", time.Minute)
+	follower.waitTaskState(t, "two-later", "RUNNING", time.Minute)
+	if runs := metricValue(t, follower, "wasmconnect_reconcile_runs_total"); runs == 0 {
+		t.Errorf("%s leads now but its own runs counter is 0", follower.name)
+	}
+}
+
+// metricValue reads one series of a worker's own GET /metrics (never forwarded), failing the test if
+// the series is missing. Labels are ignored: each worker has one series of the name.
+func metricValue(t *testing.T, w *worker, name string) float64 {
+	t.Helper()
+	body := string(w.mustCall(t, 200, "GET", "/metrics", nil))
+	for _, line := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest == "" || (rest[0] != '{' && rest[0] != ' ')) {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(rest[strings.LastIndexByte(rest, ' ')+1:], &v); err != nil {
+			t.Fatalf("%s on %s: %q: %v", name, w.name, line, err)
+		}
+		return v
+	}
+	t.Fatalf("GET /metrics on %s has no %s", w.name, name)
+	return 0
 }
