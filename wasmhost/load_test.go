@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -152,21 +153,57 @@ func TestCompilationCacheDir(t *testing.T) {
 	h, _ := newTestHost(t, Config{PluginPath: []string{dir}, CacheDir: cache})
 	h.Close(context.Background())
 
-	files := 0
-	filepath.WalkDir(cache, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files++
+	// The first host filled both caches: wazero's compiled code and the fuel-instrumented modules.
+	before := cacheFiles(t, cache)
+	var fuelFiles, compiled int
+	for path := range before {
+		if strings.HasPrefix(path, "fuel-v1"+string(filepath.Separator)) {
+			fuelFiles++
+		} else {
+			compiled++
 		}
-		return nil
-	})
-	if files < 2 {
-		t.Fatalf("cache dir holds %d files, want one per module", files)
 	}
-	// A second host (as a restarted process would) loads from the populated cache.
+	if fuelFiles < 2 || compiled < 2 {
+		t.Fatalf("cache dir holds %d instrumented and %d compiled modules, want one of each per module: %v", fuelFiles, compiled, before)
+	}
+	// A second host (as a restarted process would) loads from the populated cache: it finds every
+	// module there, so it writes nothing. A miss would instrument or compile again and rewrite an
+	// entry.
 	h2, _ := newTestHost(t, Config{PluginPath: []string{dir}, CacheDir: cache})
 	if len(h2.LoadErrors()) != 0 || len(h2.Plugins()) != 10 {
 		t.Fatalf("second load: %v, %d plugins", h2.LoadErrors(), len(h2.Plugins()))
 	}
+	after := cacheFiles(t, cache)
+	if len(after) != len(before) {
+		t.Fatalf("the second load changed the cache: %d entries before, %d after", len(before), len(after))
+	}
+	for path, fi := range before {
+		if a, ok := after[path]; !ok || !os.SameFile(fi, a) || !a.ModTime().Equal(fi.ModTime()) || a.Size() != fi.Size() {
+			t.Errorf("the second load rewrote cache entry %s: the module was compiled again", path)
+		}
+	}
+}
+
+// cacheFiles lists the regular files under dir by their path relative to it.
+func cacheFiles(t *testing.T, dir string) map[string]fs.FileInfo {
+	t.Helper()
+	files := map[string]fs.FileInfo{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files[rel] = fi
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 func TestConfigErrors(t *testing.T) {
