@@ -181,8 +181,11 @@ func TestTopicTrackingDisabled(t *testing.T) {
 	}
 }
 
-// fakeTopics fails its first writes, to check the writer retries off the data path.
+// fakeTopics fails its first writes, to check the writer retries off the data path; until
+// release is closed, every write waits, as one to a slow broker would.
 type fakeTopics struct {
+	release chan struct{}
+
 	mu     sync.Mutex
 	fails  int
 	puts   []store.TopicStatus
@@ -196,6 +199,7 @@ func (f *fakeTopics) Topic(connector, topic string) (store.TopicStatus, bool) {
 }
 
 func (f *fakeTopics) PutTopic(_ context.Context, ts store.TopicStatus) error {
+	<-f.release
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.puts = append(f.puts, ts)
@@ -208,16 +212,24 @@ func (f *fakeTopics) PutTopic(_ context.Context, ts store.TopicStatus) error {
 }
 
 func TestTopicWriterRetriesAndSkipsKnownTopics(t *testing.T) {
-	f := &fakeTopics{fails: 2, stored: map[string]bool{"c/known": true}}
+	f := &fakeTopics{release: make(chan struct{}), fails: 2, stored: map[string]bool{"c/known": true}}
 	w := newTopicWriter(f, testWorker(t, Config{}).log)
 	w.backoff = time.Millisecond
 	rec := w.recorder(connect.TaskID{Connector: "c", Task: 1})
-	start := time.Now()
-	rec.Record("t")
-	rec.Record("known")
-	if time.Since(start) > 10*time.Millisecond {
-		t.Error("Record blocked its caller")
+	// Record returns while the write it queued cannot finish: a task's data path never waits for
+	// the status topic.
+	recorded := make(chan struct{})
+	go func() {
+		rec.Record("t")
+		rec.Record("known")
+		close(recorded)
+	}()
+	select {
+	case <-recorded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Record waited for the status topic write")
 	}
+	close(f.release)
 	w.wait()
 	if len(f.puts) != 3 || !f.stored["c/t"] || f.puts[2].Task != 1 {
 		t.Errorf("puts %+v", f.puts)
