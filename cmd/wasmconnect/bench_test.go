@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 )
 
 // BenchmarkFileSourceVsKcat measures records/s from a file into a topic through the FileStreamSource
@@ -23,7 +25,7 @@ import (
 func BenchmarkFileSourceVsKcat(b *testing.B) {
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
-		b.Skip("kcat not installed")
+		pluginbuild.Missing(b, "kcat", "apt-get install kcat")
 	}
 	_, addr := startBroker(b)
 	files := b.TempDir()

@@ -11,23 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
 
-// buildC builds uppercase.c with the command README.md gives, or skips when the toolchain is
-// missing (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32).
+// buildC builds uppercase.c with the command README.md gives, or skips (fails in CI) when the
+// toolchain is missing (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32).
 func buildC(t *testing.T) string {
 	t.Helper()
 	clang, err := exec.LookPath("clang")
 	if err != nil {
-		t.Skip("clang is not installed: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32")
+		pluginbuild.Missing(t, "clang", "apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32")
 	}
 	if _, err := exec.LookPath("wasm-ld"); err != nil {
-		t.Skip("wasm-ld is not installed: apt-get install lld")
+		pluginbuild.Missing(t, "wasm-ld", "apt-get install lld")
 	}
 	if _, err := os.Stat("/usr/include/wasm32-wasi/stdlib.h"); err != nil {
-		t.Skip("wasi-libc is not installed: apt-get install wasi-libc")
+		pluginbuild.Missing(t, "wasi-libc", "apt-get install wasi-libc")
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(clang, "--target=wasm32-wasi", "-O2", "-mexec-model=reactor", "-Wl,--strip-all", "-Wall", "-Werror",

@@ -14,6 +14,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 )
 
 // This file holds the test fixtures: small modules assembled in Go, the C
@@ -40,7 +42,7 @@ func buildGoGuest(tb testing.TB) []byte {
 	tb.Helper()
 	goTool, err := exec.LookPath("go") // go test puts GOROOT/bin first in PATH
 	if err != nil {
-		tb.Skipf("go command not found: %v", err)
+		pluginbuild.Missing(tb, "the go command", err.Error())
 	}
 	goGuest.once.Do(func() {
 		dir, err := os.MkdirTemp("", "fuel-goguest")

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
 )
 
 // TestEveryLoopIsChecked disassembles instrumented modules with wasm2wat
@@ -19,7 +21,7 @@ import (
 func TestEveryLoopIsChecked(t *testing.T) {
 	wasm2wat, err := exec.LookPath("wasm2wat")
 	if err != nil {
-		t.Skip("wasm2wat not found (apt-get install wabt); skipping the independent disassembly check")
+		pluginbuild.Missing(t, "wasm2wat, for the independent disassembly check,", "apt-get install wabt")
 	}
 	modules := []guest{
 		{"kitchen-sink", func(testing.TB) []byte { return kitchenSink }},
