@@ -43,7 +43,7 @@ test: build $(TESTWASM)
 
 # Benchmarks: file source -> topic next to kcat -P in the same run, plus the wasmhost and task benchmarks.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./cmd/wasmconnect/ ./wasmhost/... ./sdk/go/... ./plugins/transforms/
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./cmd/wasmconnect/ ./wasmhost/... ./sdk/go/... ./plugins/ ./plugins/transforms/
 
 clean:
 	rm -rf bin build

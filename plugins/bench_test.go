@@ -1,0 +1,88 @@
+//go:build !wasip1
+
+package plugins_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
+)
+
+// BenchmarkBuiltinLoad is what a worker start pays for the built-in file plugin (a Go guest): a
+// cold start compiles and fuel-instruments the module; a restart finds both in plugin.cache.dir.
+// The README's compile figures come from here.
+//
+//	go test -run '^$' -bench BuiltinLoad ./plugins/
+func BenchmarkBuiltinLoad(b *testing.B) {
+	dir := fileModule(b)
+	load := func(b *testing.B, cache string) {
+		h, err := wasmhost.New(context.Background(), wasmhost.Config{PluginPath: []string{dir}, CacheDir: cache,
+			Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if errs := h.LoadErrors(); len(errs) > 0 {
+			b.Fatal(errs)
+		}
+		h.Close(context.Background())
+	}
+	b.Run("cache=cold", func(b *testing.B) {
+		for b.Loop() {
+			load(b, filepath.Join(b.TempDir(), "cache"))
+		}
+	})
+	b.Run("cache=warm", func(b *testing.B) {
+		cache := b.TempDir()
+		load(b, cache)
+		for b.Loop() {
+			load(b, cache)
+		}
+	})
+}
+
+// BenchmarkBuiltinCall is the fixed cost of one call into a built-in plugin with the default CPU
+// bound (fuel): COMMIT on a FileStreamSource task, an operation with no payload, so the figure is
+// the boundary and the Go guest's dispatch, which a batch spreads over its records.
+//
+//	go test -run '^$' -bench BuiltinCall ./plugins/
+func BenchmarkBuiltinCall(b *testing.B) {
+	dir := fileModule(b)
+	ctx := context.Background()
+	files := b.TempDir()
+	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{dir}, FSAllow: []string{files},
+		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(ctx)
+	src, err := h.Resolve("FileStreamSource", wire.KindSource)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
+	defer sess.Close(ctx)
+	task, err := sess.Open(ctx, src, wire.RoleTask, map[string]string{"file": filepath.Join(files, "in.txt"), "topic": "t"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := task.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// fileModule is a plugin directory holding file.wasm alone.
+func fileModule(b *testing.B) string {
+	dir, err := pluginbuild.Dir("plugins/file")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
