@@ -72,6 +72,7 @@ func freePort(t testing.TB) int {
 type process struct {
 	t    testing.TB
 	name string
+	dir  string
 	args []string
 	cmd  *exec.Cmd
 	log  string
@@ -81,7 +82,13 @@ type process struct {
 
 func startProcess(t testing.TB, name string, args ...string) *process {
 	t.Helper()
-	p := &process{t: t, name: name, args: args, log: filepath.Join(t.TempDir(), name+".log")}
+	return startProcessIn(t, "", name, args...)
+}
+
+// startProcessIn is startProcess with dir as the working directory ("" for the test's).
+func startProcessIn(t testing.TB, dir, name string, args ...string) *process {
+	t.Helper()
+	p := &process{t: t, name: name, dir: dir, args: args, log: filepath.Join(t.TempDir(), name+".log")}
 	p.start()
 	t.Cleanup(func() {
 		p.stop(syscall.SIGKILL)
@@ -103,6 +110,7 @@ func (p *process) start() {
 		p.t.Fatal(err)
 	}
 	cmd := exec.Command(binary, p.args...)
+	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)
