@@ -1,6 +1,7 @@
 package task
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -322,6 +323,11 @@ func (s *submitted) submit(recs []wire.Record, produced int) *batch {
 		}
 		b.offsets[string(recs[i].SourcePartition)] = recs[i].SourceOffset
 	}
+	// A polled offset is a slice of the whole POLL result; kept as is, it would keep every record
+	// of the batch reachable until the offsets are committed (offset.flush.interval.ms x rate).
+	for k, v := range b.offsets {
+		b.offsets[k] = bytes.Clone(v)
+	}
 	s.mu.Lock()
 	s.batches = append(s.batches, b)
 	s.mu.Unlock()
@@ -346,6 +352,10 @@ func (s *submitted) committable() map[string][]byte {
 		}
 		n++
 	}
-	s.batches = append(s.batches[:0], s.batches[n:]...)
+	// Shift the pending batches down and clear the vacated tail, so that the committed batches are
+	// not kept reachable by the backing array.
+	rest := copy(s.batches, s.batches[n:])
+	clear(s.batches[rest:])
+	s.batches = s.batches[:rest]
 	return out
 }

@@ -43,6 +43,32 @@ func TestSubmittedCommitsOnlyFullyAckedPrefix(t *testing.T) {
 	}
 }
 
+// TestSubmittedKeepsNoPolledBuffer checks that batches waiting for their acks, and batches already
+// committed, keep no reference to the POLL result the records were decoded from: a source at a high
+// rate would otherwise hold offset.flush.interval.ms worth of results in memory.
+func TestSubmittedKeepsNoPolledBuffer(t *testing.T) {
+	var s submitted
+	result := []byte(`{"f":"a"}{"p":1}`) // a POLL result buffer the records point into
+	r := rec("", "")
+	r.SourcePartition, r.SourceOffset = result[:9], result[9:]
+	a := s.submit([]wire.Record{r}, 1)
+	b := s.submit([]wire.Record{rec(`{"f":"a"}`, `{"p":2}`)}, 1)
+	copy(result, "XXXXXXXXXXXXXXXX") // the buffer is reused for the next POLL
+	if got := string(a.offsets[`{"f":"a"}`]); got != `{"p":1}` {
+		t.Fatalf("the pending batch's offset changed with the POLL buffer: %q", got)
+	}
+	a.ack()
+	if got := s.committable(); string(got[`{"f":"a"}`]) != `{"p":1}` {
+		t.Fatalf("committed %q", got)
+	}
+	if len(s.batches) != 1 || s.batches[0] != b {
+		t.Fatalf("pending batches %v, want the second batch only", s.batches)
+	}
+	if tail := s.batches[:cap(s.batches)][1:]; tail[0] != nil {
+		t.Fatalf("the committed batch is still referenced by the backing array: %v", tail)
+	}
+}
+
 func TestSubmittedBatchWithoutOffsets(t *testing.T) {
 	var s submitted
 	b := s.submit([]wire.Record{rec("", "")}, 1)
