@@ -3,6 +3,7 @@
 package sdk
 
 import (
+	"runtime"
 	"unsafe"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -50,8 +51,20 @@ func wcCall(handle int32, op int32, ptr unsafe.Pointer, n uint32) uint64 {
 		in = unsafe.Slice((*byte)(ptr), n)
 	}
 	out, err := defaultDispatcher.handle(wire.Op(op), handle, in)
-	return result(out, err)
+	r := result(out, err)
+	if n > 0 || len(out) > 0 {
+		yieldToGC()
+	}
+	return r
 }
+
+// yieldToGC lets the garbage collector's background workers run. A reactor module has one thread
+// and its exports never block, so without a yield a GC cycle that starts during a call cannot finish:
+// the guest stays in the mark phase for good and pays write barriers on every pointer store (POLL
+// of the file source: 1.6-1.9 µs/record without, 0.7-0.9 with). A yield costs about 1 µs (the
+// scheduler polls the host for events), so calls that carried no data, which allocate little,
+// skip it.
+func yieldToGC() { runtime.Gosched() }
 
 func result(out []byte, err error) uint64 {
 	var flags uint32
