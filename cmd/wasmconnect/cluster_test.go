@@ -153,6 +153,12 @@ func (p *process) logText() string {
 func startBroker(t testing.TB) (*process, string) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	return startBrokerAt(t, addr), addr
+}
+
+// startBrokerAt starts an embedded broker process listening on addr.
+func startBrokerAt(t testing.TB, addr string) *process {
+	t.Helper()
 	p := startProcess(t, "broker", "broker", "--listen", addr, "--data-dir", t.TempDir())
 	waitFor(t, 30*time.Second, "broker to listen", func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -161,7 +167,7 @@ func startBroker(t testing.TB) (*process, string) {
 		}
 		return err == nil
 	})
-	return p, addr
+	return p
 }
 
 // worker is a worker process and its REST URL.
@@ -182,7 +188,15 @@ func startWorker(t testing.TB, name, brokerAddr string, overrides map[string]str
 // startWorkerNoWait starts a worker without waiting for it to be healthy.
 func startWorkerNoWait(t testing.TB, name, brokerAddr string, overrides map[string]string) *worker {
 	t.Helper()
-	port := freePort(t)
+	file, port := writeWorkerProps(t, name, brokerAddr, overrides)
+	return &worker{process: startProcess(t, name, "worker", "--config", file), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+}
+
+// writeWorkerProps writes a worker properties file from the defaults plus overrides and returns
+// its path and the REST port it listens on.
+func writeWorkerProps(t testing.TB, name, brokerAddr string, overrides map[string]string) (file string, port int) {
+	t.Helper()
+	port = freePort(t)
 	props := map[string]string{
 		"bootstrap.servers":                 brokerAddr,
 		"group.id":                          "connect-cluster",
@@ -206,7 +220,7 @@ func startWorkerNoWait(t testing.TB, name, brokerAddr string, overrides map[stri
 	for k, v := range props {
 		fmt.Fprintf(&b, "%s=%s\n", k, v)
 	}
-	file := filepath.Join(t.TempDir(), name+".properties")
+	file = filepath.Join(t.TempDir(), name+".properties")
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +228,7 @@ func startWorkerNoWait(t testing.TB, name, brokerAddr string, overrides map[stri
 		port = 0
 		fmt.Sscanf(l[strings.LastIndex(l, ":")+1:], "%d", &port)
 	}
-	return &worker{process: startProcess(t, name, "worker", "--config", file), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	return file, port
 }
 
 func (w *worker) waitReady(t testing.TB) {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,10 +85,13 @@ func sourceHCL(name, file, topic string) string {
 	return fmt.Sprintf("connector %q {\n  class     = \"FileStreamSource\"\n  tasks_max = 1\n  config = {\n    file  = %q\n    topic = %q\n  }\n}\n", name, file, topic)
 }
 
-// runCLI runs the wasmconnect binary and returns its output and exit status.
+// runCLI runs the wasmconnect binary and returns its output and exit status. A run that has not
+// ended after two minutes is killed, so that a command that should fail but hangs fails its test.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -51,6 +53,7 @@ type Worker struct {
 	RebalanceTimeout      time.Duration // rebalance.timeout.ms (60000)
 	ScheduledRebalanceMax time.Duration // scheduled.rebalance.max.delay.ms (DefaultScheduledRebalanceMaxDelay)
 	SyncTimeout           time.Duration // worker.sync.timeout.ms (3000)
+	APITimeout            time.Duration // default.api.timeout.ms (60000): how long start-up waits for Kafka
 
 	ConnectorsDir string // connectors.dir: HCL files reconciled into the cluster ("" = none)
 
@@ -80,6 +83,7 @@ var keys = []string{
 	"offset.flush.interval.ms", "offset.flush.timeout.ms", "task.shutdown.graceful.timeout.ms",
 	"session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms", "scheduled.rebalance.max.delay.ms",
 	"connectors.dir", "connectors.owner", "connectors.prune", "connectors.drift", "connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms",
+	"default.api.timeout.ms",
 	"offset.storage.file.filename", "topic.tracking.enable", "topic.tracking.allow.reset",
 	"access.control.allow.origin", "access.control.allow.methods", "admin.listeners",
 	// read by rest.FromProperties (rest.PropertyKeys)
@@ -158,6 +162,16 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 			continue
 		}
 		w.PluginFSAllow[i] = abs
+		// Checked here, before anything starts, rather than when the plugins load.
+		if st, err := os.Stat(abs); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is in the message already
+			}
+			p.fail("plugin.fs.allow", d, err.Error())
+		} else if !st.IsDir() {
+			p.fail("plugin.fs.allow", d, "not a directory (plugins are granted directories, not files)")
+		}
 	}
 	w.PluginCacheDir = p.str("plugin.cache.dir", defaultCacheDir())
 	w.PluginMemoryMax = uint64(p.intRange("plugin.memory.max.bytes", 256<<20, 1<<16, 1<<32))
@@ -170,6 +184,7 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 	w.RebalanceTimeout = p.millis("rebalance.timeout.ms", 60*time.Second)
 	w.ScheduledRebalanceMax = p.millis("scheduled.rebalance.max.delay.ms", DefaultScheduledRebalanceMaxDelay)
 	w.SyncTimeout = p.millis("worker.sync.timeout.ms", 3*time.Second)
+	w.APITimeout = p.millis("default.api.timeout.ms", 60*time.Second)
 	w.ConnectorsDir = p.str("connectors.dir", "")
 	if err := p.err(); err != nil {
 		return nil, err
@@ -237,8 +252,11 @@ func (p *parser) fail(key, value, why string) {
 }
 
 func (p *parser) err() error {
-	if len(p.errs) == 0 {
+	switch len(p.errs) {
+	case 0:
 		return nil
+	case 1:
+		return fmt.Errorf("invalid worker config: %s", p.errs[0])
 	}
 	return fmt.Errorf("invalid worker config:\n  %s", strings.Join(p.errs, "\n  "))
 }

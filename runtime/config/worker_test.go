@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +77,36 @@ func TestUnknownKeys(t *testing.T) {
 	props["bogus.key"] = "1"
 	if got := UnknownKeys(props); len(got) != 1 || got[0] != "bogus.key" {
 		t.Fatalf("unknown keys %v", got)
+	}
+}
+
+// A granted directory that is missing or is a file is refused when the config is read, before the
+// worker binds a port or dials Kafka, in one line that names the setting and the cause.
+func TestPluginFSAllowMustBeDirectories(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ allow, want string }{
+		{filepath.Join(dir, "missing"), "no such file or directory"},
+		{file, "not a directory"},
+	} {
+		props := sample()
+		props["plugin.fs.allow"] = dir + "," + tc.allow
+		_, err := Parse("w.properties", props, Distributed)
+		if err == nil {
+			t.Fatalf("plugin.fs.allow=%s accepted", props["plugin.fs.allow"])
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "for plugin.fs.allow") || !strings.Contains(msg, tc.allow) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+			t.Errorf("plugin.fs.allow=%s: error %q, want one line naming the setting, the entry and %q", tc.allow, msg, tc.want)
+		}
+	}
+	props := sample()
+	props["plugin.fs.allow"] = dir
+	w, err := Parse("w.properties", props, Distributed)
+	if err != nil || len(w.PluginFSAllow) != 1 || w.PluginFSAllow[0] != dir {
+		t.Fatalf("plugin.fs.allow=%s: %v %v", dir, w, err)
 	}
 }

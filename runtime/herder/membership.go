@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 )
 
@@ -129,7 +130,23 @@ func (h *Herder) forwardToLeader(ctx context.Context) error {
 	if h.cfg.Forwarder == nil {
 		return connect.Conflict("Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.")
 	}
-	return h.cfg.Forwarder.Forward(ctx, h.leaderURL())
+	return h.readYourWrites(ctx, h.cfg.Forwarder.Forward(ctx, h.leaderURL()))
+}
+
+// readYourWrites passes on the leader's answer to a forwarded write once this worker has read the
+// config and status topics up to what the leader wrote for it, so that a client's next request to
+// this worker (a status right after a create, say) sees the write as it would on the leader.
+func (h *Herder) readYourWrites(ctx context.Context, answer error) error {
+	var fr *rest.ForwardedResponse
+	if !errors.As(answer, &fr) || fr.Status >= 300 {
+		return answer
+	}
+	for _, s := range []interface{ ReadToEnd(context.Context) error }{h.cfg.Configs, h.cfg.Statuses} {
+		if err := s.ReadToEnd(ctx); err != nil {
+			h.log.Warn("reading the internal topics after a forwarded write", "err", err)
+		}
+	}
+	return answer
 }
 
 // leaderWait bounds how long a REST write waits for the group to have a leader.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
@@ -101,7 +102,39 @@ func (h *Herder) CreateConnector(ctx context.Context, name string, cfg map[strin
 	if err := h.cfg.Configs.CreateConnector(ctx, name, cfg, store.TargetState(initial)); err != nil {
 		return connect.ConnectorInfo{}, err
 	}
-	return h.info(name, cfg, 0), nil
+	return h.info(name, cfg, h.awaitStarted(ctx, name)), nil
+}
+
+// startWait bounds how long a create waits for its connector to start (see awaitStarted).
+const startWait = 10 * time.Second
+
+// awaitStarted waits, up to startWait, until a connector just created has started: its task
+// configs are in the config topic and its status in the status topic (the leader writes RUNNING,
+// PAUSED, STOPPED or FAILED only after the task configs). Kafka Connect's herder serves requests
+// in order, after the rebalance that starts a new connector, and scripts rely on it: a status or a
+// task restart right after the create must find them. It returns the number of tasks. A connector
+// slow to start is answered all the same when the wait ends, as Kafka answers once the config is
+// written. A herder whose loop is not running (a test's) would never start it, and does not wait.
+func (h *Herder) awaitStarted(ctx context.Context, name string) int {
+	if !h.started.Load() {
+		return len(h.cfg.Configs.Snapshot().Tasks[name])
+	}
+	ctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, hasStatus := h.cfg.Statuses.Connector(name)
+		tasks := len(h.cfg.Configs.Snapshot().Tasks[name])
+		if hasStatus {
+			return tasks
+		}
+		select {
+		case <-ctx.Done():
+			return tasks
+		case <-tick.C:
+		}
+	}
 }
 
 // PutConnectorConfig creates or replaces a connector's config.
@@ -121,7 +154,10 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 	if err := h.cfg.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {
 		return connect.ConnectorInfo{}, false, err
 	}
-	return h.info(name, cfg, len(snap.Tasks[name])), !exists, nil
+	if !exists {
+		return h.info(name, cfg, h.awaitStarted(ctx, name)), true, nil
+	}
+	return h.info(name, cfg, len(snap.Tasks[name])), false, nil
 }
 
 // DeleteConnector removes a connector.
@@ -139,9 +175,14 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 func (h *Herder) ConnectorStatus(_ context.Context, name string) (connect.ConnectorStateInfo, error) {
 	snap := h.cfg.Configs.Snapshot()
 	cfg, exists := snap.Connectors[name]
-	st, ok := h.cfg.Statuses.Connector(name)
-	if !exists || !ok {
+	if !exists {
 		return connect.ConnectorStateInfo{}, connect.NotFound("No status found for connector %s", name)
+	}
+	st, ok := h.cfg.Statuses.Connector(name)
+	if !ok {
+		// A connector in the config topic that the leader has not started yet (or whose status
+		// was lost) is known, not missing.
+		st = store.Status{State: string(connect.StateUnassigned)}
 	}
 	_, typ, _ := h.cfg.Worker.ResolveConnector(cfg)
 	info := connect.ConnectorStateInfo{
@@ -255,14 +296,24 @@ func (h *Herder) applyRestart(ctx context.Context, req store.RestartRequest) {
 	h.cfg.Worker.StopTasks(restart...) // the next reconcile starts them again
 }
 
-// RestartTask restarts one task on the worker that runs it.
+// RestartTask restarts one task on the worker that runs it. A task that is not running yet (its
+// connector was just created, or a rebalance is placing it) is restarted by starting: that is a
+// success, as in Kafka Connect, whose herder serves the request after the rebalance that starts it.
 func (h *Herder) RestartTask(ctx context.Context, id connect.TaskID) error {
 	snap, _, err := h.config(id.Connector)
 	if err != nil || id.Task < 0 || id.Task >= len(snap.Tasks[id.Connector]) {
 		return connect.NotFound("Unknown task: %s", id)
 	}
-	if slices.Contains(h.cfg.Worker.Tasks(), id) {
-		return h.onLoop(ctx, func() { h.cfg.Worker.StopTasks(id) })
+	var here bool // the task runs here, or is assigned here and starts at the next reconcile
+	if err := h.onLoop(ctx, func() {
+		if slices.Contains(h.cfg.Worker.Tasks(), id) {
+			h.cfg.Worker.StopTasks(id) // the next reconcile starts it again
+			here = true
+		} else {
+			here = h.assigned == nil || slices.Contains(h.assigned.Tasks, id)
+		}
+	}); err != nil || here {
+		return err
 	}
 	if h.isLeader() && h.member != nil {
 		for _, w := range h.member.State().Workers {
@@ -270,7 +321,7 @@ func (h *Herder) RestartTask(ctx context.Context, id connect.TaskID) error {
 				return h.cfg.Forwarder.Forward(ctx, w.URL)
 			}
 		}
-		return connect.Conflict("Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+		return nil // placed by no one yet: it starts fresh once the rebalance places it
 	}
 	return h.forwardToLeader(ctx)
 }

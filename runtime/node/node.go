@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
@@ -54,12 +55,15 @@ type Node struct {
 // In config.Standalone mode (Kafka's connect-standalone) the worker joins no group and keeps its
 // connectors and statuses in memory and its source offsets in offset.storage.file.filename; Kafka
 // carries only the data.
-func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode config.Mode) (n *Node, err error) {
+//
+// A start-up error names the setting at fault and its cause, and releases what was opened.
+func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode config.Mode) (_ *Node, err error) {
 	log = logging.Wrap(log) // per-logger levels for GET/PUT /admin/loggers
 	for _, k := range config.UnknownKeys(cfg.Props) {
 		log.Warn("The configuration was supplied but isn't a known config", "key", k, "file", cfg.Source)
 	}
-	n = &Node{cfg: cfg, log: log, done: make(chan struct{})}
+	// n is not the named result: every error return sets that to nil before the deferred close.
+	n := &Node{cfg: cfg, log: log, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.close()
@@ -76,7 +80,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 	log = log.With("worker_id", n.workerID)
 	n.log = log
 
-	clusterID, err := clusterID(ctx, cfg)
+	clusterID, err := clusterID(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -254,25 +258,67 @@ func (n *Node) close() {
 	}
 }
 
-// clusterID asks the brokers for the Kafka cluster id, which also checks they are reachable and
-// gives a clear error when they are not.
-func clusterID(ctx context.Context, cfg *config.Worker) (string, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...))
+// brokerRetryInterval is how often an unreachable bootstrap.servers is retried and reported.
+const brokerRetryInterval = 5 * time.Second
+
+// clusterID asks the brokers for the Kafka cluster id, which also checks that they are reachable.
+// A broker that does not answer is retried every brokerRetryInterval, with a warning naming
+// bootstrap.servers and the cause, for up to default.api.timeout.ms: a worker started together
+// with its broker (compose, systemd) waits for it, and a wrong address shows at once in the log
+// instead of after a long silence. An error the broker itself gives that retrying cannot cure
+// (authentication, say) ends the wait at once.
+func clusterID(ctx context.Context, cfg *config.Worker, log *slog.Logger) (string, error) {
+	// No retries inside the client: each attempt then fails with its cause (connection refused,
+	// no such host) rather than with the deadline of the attempt.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.RequestRetries(0))
 	if err != nil {
 		return "", fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	m, err := adm.BrokerMetadata(mctx)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return "", fmt.Errorf("cannot reach Kafka at bootstrap.servers=%v within 30s (set in %s)", cfg.BootstrapServers, cfg.Source)
+	servers := strings.Join(cfg.BootstrapServers, ",")
+	start := time.Now()
+	deadline := start.Add(cfg.APITimeout)
+	var cause error
+	for {
+		next := time.Now().Add(brokerRetryInterval)
+		if next.After(deadline) {
+			next = deadline
 		}
-		return "", fmt.Errorf("reading cluster metadata from bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+		actx, cancel := context.WithDeadline(ctx, next)
+		m, err := adm.BrokerMetadata(actx)
+		cancel()
+		// An attempt cut short by its deadline says less than the failure before it (connection
+		// refused, no such host): report that one.
+		if errors.Is(err, context.DeadlineExceeded) && cause != nil {
+			err = cause
+		}
+		cause = err
+		switch {
+		case err == nil:
+			return m.Cluster, nil
+		case ctx.Err() != nil:
+			return "", fmt.Errorf("bootstrap.servers=%s: %w", servers, ctx.Err())
+		case !retriable(err):
+			return "", fmt.Errorf("bootstrap.servers=%s: reading cluster metadata: %w", servers, err)
+		case !time.Now().Before(deadline):
+			return "", fmt.Errorf("bootstrap.servers=%s: Kafka not reachable within %v (default.api.timeout.ms): %w",
+				servers, cfg.APITimeout, err)
+		}
+		log.Warn("Kafka not reachable yet, retrying", "bootstrap.servers", servers, "err", err,
+			"waited", time.Since(start).Round(time.Second), "gives_up_after", cfg.APITimeout)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(next)):
+		}
 	}
-	return m.Cluster, nil
+}
+
+// retriable reports whether a failed metadata request may succeed later: a broker that is down or
+// still starting, yes; an error code the broker answered with that retrying cannot cure, no.
+func retriable(err error) bool {
+	var ke *kerr.Error
+	return !errors.As(err, &ke) || ke.Retriable
 }
 
 // Herder returns the worker's herder, through which a standalone worker's connectors are created.

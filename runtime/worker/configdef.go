@@ -337,13 +337,29 @@ func (w *Worker) connectorDefs() []configKey {
 			k.check = w.pluginOfKind(wire.KindConverter, "Converter")
 		})
 	}
-	// header.converter is kept as given: this worker has no header converters and writes header
-	// values itself, so a Java class name (SimpleHeaderConverter) is not an error.
+	// header.converter is kept as given: this worker has no header converter plugins and writes
+	// header values as SimpleHeaderConverter does, so that class is accepted and any other refused,
+	// rather than accepted and ignored.
+	set("header.converter", func(k *configKey) { k.check = honouredHeaderConverter })
 	set("transforms", func(k *configKey) { k.check = uniqueAliases })
 	set("predicates", func(k *configKey) { k.check = uniqueAliases })
 	set("config.action.reload", func(k *configKey) { k.check = oneOf("none", "restart") })
 	set("errors.tolerance", func(k *configKey) { k.check = oneOf("none", "all") })
 	return keys
+}
+
+// simpleHeaderConverter is the one header converter this worker honours, by its class name and
+// the aliases Kafka accepts for it.
+var simpleHeaderConverter = []string{"org.apache.kafka.connect.storage.SimpleHeaderConverter", "SimpleHeaderConverter", "SimpleHeader"}
+
+// honouredHeaderConverter is header.converter's validator: the tasks write and read header values
+// as SimpleHeaderConverter does, whatever the setting says, so another class would be ignored.
+func honouredHeaderConverter(name string, v parsed) []string {
+	if v.null || slices.Contains(simpleHeaderConverter, v.str) {
+		return nil
+	}
+	return []string{invalid(name, v.java(), "Not a HeaderConverter this worker honours: header values are written and read as "+
+		simpleHeaderConverter[0]+" does, the only header converter available")}
 }
 
 // sinkDefs are Kafka 3.9's SinkConnectorConfig additions.

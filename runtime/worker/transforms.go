@@ -32,6 +32,10 @@ type predicateSpec struct {
 	config map[string]string
 }
 
+// undeclaredPredicate is why a transforms.<alias>.predicate naming no alias of predicates is refused,
+// when the connector is validated and, should such a config be in the config topic, when a task starts.
+const undeclaredPredicate = "no predicate with that alias is declared in predicates"
+
 // transformSpecs reads Kafka Connect's transforms=a,b / transforms.a.type / transforms.a.predicate
 // / transforms.a.negate / predicates=p / predicates.p.type keys and resolves every class.
 func (w *Worker) transformSpecs(cfg map[string]string) ([]transformSpec, error) {
@@ -63,7 +67,7 @@ func (w *Worker) transformSpecs(cfg map[string]string) ([]transformSpec, error) 
 		if name := strings.TrimSpace(cfg[prefix+"predicate"]); name != "" {
 			pred, ok := preds[name]
 			if !ok {
-				return nil, fmt.Errorf("Invalid value %s for configuration %spredicate: no predicate with that alias is declared in predicates", name, prefix)
+				return nil, fmt.Errorf("Invalid value %s for configuration %spredicate: %s", name, prefix, undeclaredPredicate)
 			}
 			spec.predicate = pred
 		}

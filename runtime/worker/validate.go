@@ -273,7 +273,8 @@ func (w *Worker) enrich(ctx context.Context, v *validation, cfg map[string]strin
 		if kind == wire.KindTransformation {
 			child = append(child,
 				configKey{ConfigKeyInfo: connect.ConfigKeyInfo{Name: "predicate", Type: "STRING", DefaultValue: str(""), Importance: "MEDIUM",
-					Documentation: "The alias of a predicate used to determine whether to apply this transformation.", Order: -1, Width: "NONE", DisplayName: "predicate"}},
+					Documentation: "The alias of a predicate used to determine whether to apply this transformation.", Order: -1, Width: "NONE", DisplayName: "predicate"},
+					check: declaredPredicate(cfg)},
 				configKey{ConfigKeyInfo: connect.ConfigKeyInfo{Name: "negate", Type: "BOOLEAN", DefaultValue: str("false"), Importance: "MEDIUM",
 					Documentation: "Whether the configured predicate should be negated.", Order: -1, Width: "NONE", DisplayName: "negate"}})
 		}
@@ -313,6 +314,17 @@ func (w *Worker) enrich(ctx context.Context, v *validation, cfg map[string]strin
 		v.otherErrors(prefix, perKey, p.Config)
 	}
 	return nil
+}
+
+// declaredPredicate is the validator of transforms.<alias>.predicate: the alias of a predicate the
+// config declares in predicates, which is what the task will look up when it starts.
+func declaredPredicate(cfg map[string]string) func(string, parsed) []string {
+	return func(name string, v parsed) []string {
+		if v.null || v.str == "" || slices.Contains(config.SplitList(cfg["predicates"]), v.str) {
+			return nil
+		}
+		return []string{invalid(name, v.str, undeclaredPredicate)}
+	}
 }
 
 // sinkRules are Kafka's SinkConnectorConfig.validate: exactly one of topics and topics.regex, and

@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -401,5 +403,59 @@ func TestValidateResolvesConfigProviders(t *testing.T) {
 	}
 	if got := value(m["batch.size"]); got != "${env:WASMCONNECT_TEST_BATCH}" {
 		t.Fatalf("value shown as %q, want the placeholder", got)
+	}
+}
+
+// A config the tasks would not honour is refused when it is validated, not accepted and failed
+// (or ignored) when a task starts: a transformation's predicate must be an alias declared in
+// predicates, and header.converter must be the header converter the tasks use.
+func TestValidateRefusesWhatTasksWouldNotHonour(t *testing.T) {
+	w := testWorker(t, Config{})
+	base := func(extra map[string]string) map[string]string {
+		cfg := map[string]string{
+			"name": "s", "connector.class": "FileStreamSink", "topics": "t", "file": testDataDir + "/out",
+			"transforms": "drop", "transforms.drop.type": "Filter",
+			"predicates": "tomb", "predicates.tomb.type": "RecordIsTombstone",
+		}
+		maps.Copy(cfg, extra)
+		return cfg
+	}
+	for _, tc := range []struct {
+		extra map[string]string
+		key   string // "" = no error
+		want  string
+	}{
+		{map[string]string{"transforms.drop.predicate": "tomb"}, "", ""},
+		{map[string]string{"transforms.drop.predicate": "nope"}, "transforms.drop.predicate",
+			"Invalid value nope for configuration transforms.drop.predicate: no predicate with that alias is declared in predicates"},
+		{map[string]string{"transforms.drop.predicate": "tomb", "predicates": ""}, "transforms.drop.predicate",
+			"Invalid value tomb for configuration transforms.drop.predicate: no predicate with that alias is declared in predicates"},
+		{map[string]string{"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}, "", ""},
+		{map[string]string{"header.converter": "SimpleHeaderConverter"}, "", ""},
+		{map[string]string{"header.converter": "com.example.NopeHeaderConverter"}, "header.converter",
+			"Invalid value class com.example.NopeHeaderConverter for configuration header.converter: Not a HeaderConverter this worker honours"},
+		{map[string]string{"header.converter": "org.apache.kafka.connect.json.JsonConverter"}, "header.converter",
+			"Invalid value class org.apache.kafka.connect.json.JsonConverter for configuration header.converter: Not a HeaderConverter this worker honours"},
+	} {
+		cfg := base(tc.extra)
+		infos, _, err := w.ValidateConfig(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, createErr := w.Validate(context.Background(), cfg)
+		if tc.key == "" {
+			if infos.ErrorCount != 0 || createErr != nil {
+				t.Errorf("%v: %d errors (%v), want none", tc.extra, infos.ErrorCount, createErr)
+			}
+			continue
+		}
+		errs := byName(t, infos)[tc.key].Value.Errors
+		if infos.ErrorCount != 1 || len(errs) != 1 || !strings.HasPrefix(errs[0], tc.want) {
+			t.Errorf("%v: %d errors, %s: %q, want %q", tc.extra, infos.ErrorCount, tc.key, errs, tc.want)
+		}
+		var ce *connect.Error
+		if !errors.As(createErr, &ce) || ce.Code != 400 || !strings.Contains(ce.Message, tc.want) {
+			t.Errorf("%v: create answers %v, want a 400 with %q", tc.extra, createErr, tc.want)
+		}
 	}
 }
