@@ -26,10 +26,10 @@ type fakeHerder struct {
 	mu    sync.Mutex
 	conns map[string]*fakeConn
 
-	health       Health
-	block        chan struct{} // when set, Connectors waits for it, ignoring ctx
-	err          error         // when set, Connectors returns it
-	vanish       string        // ConnectorStatus/Info report this one as gone (a concurrent delete)
+	health Health
+	block  chan struct{} // when set, Connectors waits for it, ignoring ctx
+	err    error         // when set, Connectors returns it
+	vanish string        // ConnectorStatus/Info report this one as gone (a concurrent delete)
 
 	calls   []string
 	lastReq *http.Request
