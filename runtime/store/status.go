@@ -8,10 +8,10 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
