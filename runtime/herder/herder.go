@@ -2,6 +2,7 @@ package herder
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -386,7 +387,15 @@ func (h *Herder) applyGenerated(ctx context.Context, g generated) {
 	}
 	cs.failed = false
 	if !slices.EqualFunc(g.configs, snap.Tasks[g.name], maps.Equal) {
-		if err := h.cfg.Configs.PutTaskConfigs(ctx, g.name, g.configs); err != nil {
+		err := h.cfg.Configs.PutTaskConfigs(ctx, g.name, g.configs)
+		var tooLarge *store.RecordTooLargeError
+		switch {
+		case errors.As(err, &tooLarge):
+			// Retrying cannot help: the connector fails until its config changes or it restarts.
+			cs.failed = true
+			h.log.Error("connector failed: its task configs do not fit in the config topic", "connector", g.name, "err", err)
+			h.putConnectorStatus(ctx, g.name, cs, connect.StateFailed, "Task configs do not fit in the config topic: "+err.Error())
+		case err != nil:
 			h.log.Error("writing task configs failed; will retry", "connector", g.name, "err", err)
 			cs.applied = nil
 		}

@@ -2,7 +2,10 @@ package herder
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -66,10 +69,28 @@ func validName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return connect.BadRequest("Connector name is null or empty.")
 	}
+	if err := connect.CheckConnectorNameLength(name); err != nil {
+		return err
+	}
 	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
 		return connect.BadRequest("Connector name %q contains invalid characters: ISO control characters are not allowed", name)
 	}
 	return nil
+}
+
+// tooLarge turns a connector config the config topic cannot hold into a 413 with both sizes; the
+// store refused it before writing anything.
+func tooLarge(err error) error {
+	var e *store.RecordTooLargeError
+	if !errors.As(err, &e) {
+		return err
+	}
+	if e.Err != nil {
+		return &connect.Error{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+			"Connector configuration is too large for the config topic: the broker refused its record of %d bytes (%s is %d bytes)", e.Size, e.Setting, e.Limit)}
+	}
+	return &connect.Error{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+		"Connector configuration is too large for the config topic: its record would be %d bytes, more than the %d bytes the topic holds (%s)", e.Size, e.Limit, e.Setting)}
 }
 
 func withName(name string, cfg map[string]string) map[string]string {
@@ -100,7 +121,7 @@ func (h *Herder) CreateConnector(ctx context.Context, name string, cfg map[strin
 		initial = connect.TargetStarted
 	}
 	if err := h.cfg.Configs.CreateConnector(ctx, name, cfg, store.TargetState(initial)); err != nil {
-		return connect.ConnectorInfo{}, err
+		return connect.ConnectorInfo{}, tooLarge(err)
 	}
 	return h.info(name, cfg, h.awaitStarted(ctx, name)), nil
 }
@@ -152,7 +173,7 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 	snap := h.cfg.Configs.Snapshot()
 	_, exists := snap.Connectors[name]
 	if err := h.cfg.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {
-		return connect.ConnectorInfo{}, false, err
+		return connect.ConnectorInfo{}, false, tooLarge(err)
 	}
 	if !exists {
 		return h.info(name, cfg, h.awaitStarted(ctx, name)), true, nil
@@ -160,9 +181,10 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 	return h.info(name, cfg, len(snap.Tasks[name])), false, nil
 }
 
-// DeleteConnector removes a connector.
+// DeleteConnector removes a connector, also one whose config record could not be read (the
+// tombstones replace the record, which the config topic then no longer reports).
 func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
-	if _, _, err := h.config(name); err != nil {
+	if snap, _, err := h.config(name); err != nil && !snap.SkippedConnector(name) {
 		return err
 	}
 	if err := h.forwardToLeader(ctx); err != nil {
@@ -339,18 +361,67 @@ func (h *Herder) Plugins(_ context.Context, kinds ...wire.Kind) []connect.Plugin
 	return out
 }
 
-// Health answers GET /health: healthy once the loop has started and answers within ctx.
-func (h *Herder) Health(ctx context.Context) (rest.HealthStatus, string) {
-	if !h.started.Load() {
-		return rest.HealthStarting, "The worker is reading the internal topics and loading plugins."
+// Health answers GET /health: healthy once the loop has started and answers within ctx. Its
+// Detail is for anyone; the checks (member ids, raw errors, skipped config records) are for those
+// who may read the API, which the REST server decides.
+func (h *Herder) Health(ctx context.Context) rest.Health {
+	health := rest.Health{Status: rest.HealthHealthy}
+	if g, ok := h.groupCheck(); ok {
+		health.Checks = append(health.Checks, g)
 	}
-	if r := h.role.Load(); r.err != nil {
-		return rest.HealthUnhealthy, "The worker has no work from its group: " + r.err.Error()
-	} else if !r.leader && r.leaderURL == "" {
-		return rest.HealthStarting, "The worker is joining its group."
+	health.Checks = append(health.Checks, h.configTopicCheck())
+	r := h.role.Load()
+	switch {
+	case !h.started.Load():
+		health.Status, health.Detail = rest.HealthStarting, "The worker is reading the internal topics and loading plugins."
+	case r.err != nil:
+		health.Status, health.Detail = rest.HealthUnhealthy, "The worker has no work from its group."
+	case !r.leader && r.leaderURL == "":
+		health.Status, health.Detail = rest.HealthStarting, "The worker is joining its group."
+	default:
+		loop := rest.HealthCheck{Name: "main loop", Status: rest.CheckOK}
+		if err := h.onLoop(ctx, func() {}); err != nil {
+			health.Status, health.Detail = rest.HealthUnhealthy, "The worker's main loop did not answer in time; it may be stopping or blocked."
+			loop.Status, loop.Detail = rest.CheckFailed, err.Error()
+		}
+		health.Checks = append(health.Checks, loop)
 	}
-	if err := h.onLoop(ctx, func() {}); err != nil {
-		return rest.HealthUnhealthy, "The worker's main loop did not answer in time; it may be stopping or blocked."
+	return health
+}
+
+// groupCheck describes this worker's group membership; ok is false without a group.
+func (h *Herder) groupCheck() (c rest.HealthCheck, ok bool) {
+	st := h.MemberState()
+	if st == nil {
+		return c, false
 	}
-	return rest.HealthHealthy, ""
+	c = rest.HealthCheck{Name: "group", Status: rest.CheckOK}
+	member := fmt.Sprintf("member %q of group %q", st.MemberID, st.GroupID)
+	switch r := h.role.Load(); {
+	case r.err != nil:
+		c.Status, c.Detail = rest.CheckFailed, member+" has no work: "+r.err.Error()
+	case r.leader:
+		c.Detail = fmt.Sprintf("%s, generation %d, leader", member, st.Generation)
+	case r.leaderURL == "":
+		c.Status, c.Detail = rest.CheckWarning, fmt.Sprintf("%s is joining (last generation %d)", member, st.Generation)
+	default:
+		c.Detail = fmt.Sprintf("%s, generation %d, leader %s", member, st.Generation, r.leaderURL)
+	}
+	return c, true
+}
+
+// configTopicCheck reports the config records that could not be read: the worker skipped them and
+// works on, but an operator should delete or rewrite them.
+func (h *Herder) configTopicCheck() rest.HealthCheck {
+	snap := h.cfg.Configs.Snapshot()
+	c := rest.HealthCheck{Name: "config topic", Status: rest.CheckOK, Detail: fmt.Sprintf("read up to offset %d", snap.Offset)}
+	if len(snap.Skipped) == 0 {
+		return c
+	}
+	c.Status = rest.CheckWarning
+	c.Detail = fmt.Sprintf("%d record(s) could not be read and were skipped (read up to offset %d); DELETE /connectors/{name} removes a skipped connector", len(snap.Skipped), snap.Offset)
+	for _, r := range snap.Skipped {
+		c.Problems = append(c.Problems, r.String())
+	}
+	return c
 }

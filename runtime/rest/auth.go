@@ -109,7 +109,9 @@ func (m multiAuth) Challenges() []string {
 // credentials it is answered 401 with WWW-Authenticate, with wrong ones 401, and for a read-only user
 // 403. GET and HEAD need the read (or admin) role, or no credentials at all with
 // WithAnonymousRead. PUT /connector-plugins/{plugin}/config/validate changes nothing and needs the
-// read role. GET /health is always open, for liveness probes.
+// read role. GET /health is always open, for liveness probes; the checks behind its status (member
+// ids, raw errors) are shown only to authenticated users with the read or admin role and to other
+// workers, never to a client without credentials, even with WithAnonymousRead.
 func WithAuth(a Authenticator) Option {
 	return func(s *Server) { s.auth = a }
 }
@@ -217,6 +219,14 @@ func (s *Server) checkAccess(r *http.Request, acc access, withBody bool) (*http.
 		return r, &connect.Error{Code: http.StatusForbidden, Message: "User " + p.Name + " has no role that allows this request"}
 	}
 	return withPrincipal(r, p), nil
+}
+
+// readsHealthChecks reports whether r may see the checks of GET /health. Without an Authenticator
+// every client may, as it may call every GET; with one, only an authenticated reader or another
+// worker. It never refuses the request: GET /health answers everyone.
+func (s *Server) readsHealthChecks(r *http.Request) bool {
+	_, err := s.checkAccess(r, accessReadAuth, false)
+	return err == nil
 }
 
 func withPrincipal(r *http.Request, p Principal) *http.Request {

@@ -12,7 +12,8 @@
 // # Endpoints
 //
 //	GET    /                                   200 ServerInfo
-//	GET    /health                             200 healthy, 503 starting, 500 unhealthy (10 s deadline)
+//	GET    /health                             200 healthy, 503 starting, 500 unhealthy (10 s deadline);
+//	                                           "checks" only for clients that may read the API
 //	GET    /metrics                            Prometheus text (runtime/metrics sets, go_*, process_*)
 //	GET    /connectors[?expand=status&expand=info]
 //	POST   /connectors                         201 + Location: /connectors/{name}
@@ -91,7 +92,8 @@
 //     see HashToken), with roles read and admin. Every POST, PUT, PATCH and DELETE needs admin: 401
 //     with WWW-Authenticate without or with wrong credentials, 403 for a read-only user. GETs need
 //     read, or nothing with WithAnonymousRead (rest.auth.anonymous.read=true); PUT
-//     .../config/validate changes nothing and needs read; GET /health is always open.
+//     .../config/validate changes nothing and needs read; GET /health is always open, but shows its
+//     checks (member ids, raw errors) only to an authenticated reader, never without credentials.
 //   - Worker-to-worker requests: WithInternalKey(key) verifies the HMAC-SHA256 signature (Kafka's
 //     X-Connect-Authorization headers, over method, path, timestamp and body) of every request with a
 //     "forward" parameter or a signature header; Forwarder and SignRequest are the client side.

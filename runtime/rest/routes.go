@@ -102,31 +102,32 @@ func (s *Server) serverInfo(ctx context.Context, _ call) (response, error) {
 	return ok(s.h.ServerInfo(ctx)), nil
 }
 
-// healthBody is Kafka's WorkerStatus.
+// healthBody is Kafka's WorkerStatus, with the checks behind it for clients that may see them.
 type healthBody struct {
-	Status  HealthStatus `json:"status"`
-	Message string       `json:"message"`
+	Status  HealthStatus  `json:"status"`
+	Message string        `json:"message"`
+	Checks  []HealthCheck `json:"checks,omitempty"`
 }
 
-func healthResponse(status HealthStatus, detail string) response {
+func healthResponse(h Health) response {
 	var code int
 	var msg string
-	switch status {
+	switch h.Status {
 	case HealthHealthy:
-		return response{status: http.StatusOK, body: healthBody{status, "Worker has completed startup and is ready to handle requests."}}
+		code, msg = http.StatusOK, "Worker has completed startup and is ready to handle requests."
 	case HealthStarting:
 		code, msg = http.StatusServiceUnavailable, "Worker is still starting up."
 	default:
-		status = HealthUnhealthy
+		h.Status = HealthUnhealthy
 		code, msg = http.StatusInternalServerError, "Worker was unable to handle this request and may be unable to handle other requests."
 	}
-	if detail != "" {
-		msg += " " + detail
+	if h.Detail != "" {
+		msg += " " + h.Detail
 	}
-	return response{status: code, body: healthBody{status, msg}}
+	return response{status: code, body: healthBody{h.Status, msg, h.Checks}}
 }
 
-func unhealthy() response { return healthResponse(HealthUnhealthy, "") }
+func unhealthy() response { return healthResponse(Health{Status: HealthUnhealthy}) }
 
 // GET /workers (wasmconnect): the group as this worker sees it.
 func (s *Server) workers(ctx context.Context, _ call) (response, error) {
@@ -137,10 +138,13 @@ func (s *Server) workers(ctx context.Context, _ call) (response, error) {
 	return ok(info), nil
 }
 
-// GET /health
-func (s *Server) health(ctx context.Context, _ call) (response, error) {
-	st, detail := s.h.Health(ctx)
-	return healthResponse(st, detail), nil
+// GET /health: open to anyone, with the checks only for a client that may read the API.
+func (s *Server) health(ctx context.Context, c call) (response, error) {
+	h := s.h.Health(ctx)
+	if !s.readsHealthChecks(c.r) {
+		h.Checks = nil
+	}
+	return healthResponse(h), nil
 }
 
 // GET /metrics: Prometheus text format.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	rtconnect "github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
@@ -99,6 +102,33 @@ type ConfigSnapshot struct {
 	// LoggerLevels maps logger namespaces to the levels set cluster-wide
 	// through the admin API (KIP-976).
 	LoggerLevels map[string]string
+
+	// Skipped lists, by offset, the records that could not be read and
+	// were left out of the state above, each until a newer record for its
+	// key replaces it.
+	Skipped []SkippedRecord
+}
+
+// SkippedRecord is a config topic record that could not be read.
+type SkippedRecord struct {
+	Offset int64
+	Key    string
+	// Connector is the connector the record is about, "" if none. A
+	// connector whose config record was skipped is not in the snapshot,
+	// but deleting it (RemoveConnector) still clears the record.
+	Connector string
+	Reason    string // why it cannot be read
+}
+
+// String describes the record for an operator, e.g.
+// `offset 7, key "connector-orders": config of connector "orders": no "properties" field`.
+func (r SkippedRecord) String() string {
+	return fmt.Sprintf("offset %d, key %s: %s", r.Offset, shortKey([]byte(r.Key)), r.Reason)
+}
+
+// SkippedConnector reports whether a record about the connector was skipped.
+func (s ConfigSnapshot) SkippedConnector(name string) bool {
+	return slices.ContainsFunc(s.Skipped, func(r SkippedRecord) bool { return r.Connector == name })
 }
 
 // TargetState returns the target state of a connector, TargetStarted if the
@@ -195,6 +225,7 @@ type ConfigStore struct {
 	taskCounts   map[string]int
 	sessionKey   *SessionKey
 	loggerLevels map[string]string
+	skipped      map[string]SkippedRecord // by key
 	changes      []Change
 	onChange     []func()
 }
@@ -229,6 +260,7 @@ func newConfigStore(o Options, topic string) *ConfigStore {
 		inconsistent: make(map[string]struct{}),
 		taskCounts:   make(map[string]int),
 		loggerLevels: make(map[string]string),
+		skipped:      make(map[string]SkippedRecord),
 	}
 }
 
@@ -302,6 +334,10 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 			snap.Tasks[name] = cp
 		}
 	}
+	for _, r := range s.skipped {
+		snap.Skipped = append(snap.Skipped, r)
+	}
+	slices.SortFunc(snap.Skipped, func(a, b SkippedRecord) int { return cmp.Compare(a.Offset, b.Offset) })
 	if s.sessionKey != nil {
 		k := *s.sessionKey
 		k.Key = slices.Clone(k.Key)
@@ -463,37 +499,69 @@ func sessionKeyValue(k SessionKey) []byte {
 	return append(b, '}')
 }
 
-// apply is the log handler: it folds one config record into the state.
+// apply is the log handler: it folds one config record into the state. A record that cannot be
+// read is skipped, logged with its offset and kept in Skipped until a newer record for its key
+// replaces it: one bad record (written by hand, by a broken client, or by an older worker that
+// accepted a name nobody can use) must never stop the cluster from reading the rest.
 func (s *ConfigStore) apply(r *kgo.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.offset = r.Offset + 1
 	key := string(r.Key)
-	var err error
+	delete(s.skipped, key) // a newer record for the key replaces the skipped one, as compaction will
+	connector, err := s.applyRecord(key, r.Value, r.Offset)
+	if err != nil {
+		s.skipped[key] = SkippedRecord{Offset: r.Offset, Key: key, Connector: connector, Reason: err.Error()}
+		s.logger.Error("skipping config record that cannot be read", "offset", r.Offset, "key", shortKey(r.Key), "err", err)
+	}
+}
+
+// applyRecord applies one record and returns the connector it is about, if any.
+func (s *ConfigStore) applyRecord(key string, value []byte, offset int64) (connector string, err error) {
+	// named applies a record about a connector, once the name is one a worker can use.
+	named := func(prefix string, apply func(name string, value []byte) error) (string, error) {
+		name := strings.TrimPrefix(key, prefix)
+		if i := strings.LastIndexByte(name, '-'); prefix == taskKeyPrefix && i >= 0 {
+			name = name[:i] // task-<name>-<n>
+		}
+		if value != nil { // a tombstone removes whatever the name was
+			if err := readableName(name); err != nil {
+				return name, err
+			}
+		}
+		return name, apply(strings.TrimPrefix(key, prefix), value)
+	}
 	switch {
 	case strings.HasPrefix(key, targetStateKeyPrefix):
-		err = s.applyTargetState(strings.TrimPrefix(key, targetStateKeyPrefix), r.Value)
+		return named(targetStateKeyPrefix, s.applyTargetState)
 	case strings.HasPrefix(key, connectorKeyPrefix):
-		err = s.applyConnector(strings.TrimPrefix(key, connectorKeyPrefix), r.Value)
+		return named(connectorKeyPrefix, s.applyConnector)
 	case strings.HasPrefix(key, taskKeyPrefix):
-		err = s.applyTask(strings.TrimPrefix(key, taskKeyPrefix), r.Value)
+		return named(taskKeyPrefix, s.applyTask)
 	case strings.HasPrefix(key, commitKeyPrefix):
-		err = s.applyCommit(strings.TrimPrefix(key, commitKeyPrefix), r.Value)
+		return named(commitKeyPrefix, s.applyCommit)
 	case strings.HasPrefix(key, restartKeyPrefix):
-		err = s.applyRestart(strings.TrimPrefix(key, restartKeyPrefix), r.Value)
+		return named(restartKeyPrefix, s.applyRestart)
 	case strings.HasPrefix(key, taskCountKeyPrefix):
-		err = s.applyTaskCount(strings.TrimPrefix(key, taskCountKeyPrefix), r.Value)
+		return named(taskCountKeyPrefix, s.applyTaskCount)
 	case key == sessionKeyKey:
-		err = s.applySessionKey(r.Value)
+		return "", s.applySessionKey(value)
 	case strings.HasPrefix(key, loggerLevelKeyPrefix):
-		err = s.applyLoggerLevel(strings.TrimPrefix(key, loggerLevelKeyPrefix), r.Value)
+		return "", s.applyLoggerLevel(strings.TrimPrefix(key, loggerLevelKeyPrefix), value)
 	default:
-		s.logger.Warn("discarding config record with unknown key", "key", key, "offset", r.Offset)
-		return
+		// Kafka Connect ignores keys it does not know, which newer versions may add.
+		s.logger.Warn("discarding config record with unknown key", "key", shortKey([]byte(key)), "offset", offset)
+		return "", nil
 	}
-	if err != nil {
-		s.logger.Error("ignoring invalid config record", "key", key, "offset", r.Offset, "err", err)
+}
+
+// readableName refuses a connector name no worker could have created: an empty one, or one too
+// long for the Kafka protocol strings it is written into (the group's assignments among them).
+func readableName(name string) error {
+	if name == "" {
+		return errors.New("the connector name is empty")
 	}
+	return rtconnect.CheckConnectorNameLength(name)
 }
 
 // notify queues a change, if the initial read is over, and signals Updates.
@@ -541,6 +609,8 @@ func (s *ConfigStore) applyConnector(name string, value []byte) error {
 		delete(s.tasks, name)
 		delete(s.deferred, name)
 		delete(s.inconsistent, name)
+		// Deleting a connector also clears the records about it that could not be read.
+		maps.DeleteFunc(s.skipped, func(_ string, r SkippedRecord) bool { return r.Connector == name })
 		s.notify(Change{Kind: ConnectorRemoved, Connector: name})
 		return nil
 	}
@@ -602,20 +672,27 @@ func (s *ConfigStore) applyCommit(name string, value []byte) error {
 		s.logger.Debug("ignoring task commit for a connector without config", "connector", name, "tasks", n)
 		return nil
 	}
-	tasks := make([]map[string]string, n)
-	ids := make([]int, 0, n)
-	for i := range n {
-		t, ok := deferred[i]
-		if !ok {
-			s.logger.Info("task configs of connector are incomplete, probably because of compaction; marking it inconsistent",
-				"connector", name, "tasks", n, "missing_task", i)
-			delete(s.tasks, name)
-			s.inconsistent[name] = struct{}{}
-			s.notify(Change{Kind: TaskConfigsChanged, Connector: name})
-			return nil
+	// The first task missing from the buffer, if any. The search never goes beyond one more than
+	// the tasks buffered, so a corrupt count costs nothing.
+	missing := -1
+	for i := range min(n, len(deferred)+1) {
+		if _, ok := deferred[i]; !ok {
+			missing = i
+			break
 		}
-		tasks[i] = t
-		ids = append(ids, i)
+	}
+	if missing >= 0 {
+		s.logger.Info("task configs of connector are incomplete, probably because of compaction; marking it inconsistent",
+			"connector", name, "tasks", n, "missing_task", missing)
+		delete(s.tasks, name)
+		s.inconsistent[name] = struct{}{}
+		s.notify(Change{Kind: TaskConfigsChanged, Connector: name})
+		return nil
+	}
+	tasks := make([]map[string]string, n)
+	ids := make([]int, n)
+	for i := range n {
+		tasks[i], ids[i] = deferred[i], i
 	}
 	s.tasks[name] = tasks
 	delete(s.inconsistent, name)

@@ -293,3 +293,19 @@ func TestConfigValueEncoders(t *testing.T) {
 		}
 	}
 }
+
+// A corrupt task count in a commit record cannot be complete: the connector is marked
+// inconsistent (the leader regenerates its tasks), and the count allocates nothing. Before, a
+// count of 2^40 ended every worker that read it ("fatal error: runtime: out of memory").
+func TestCorruptTaskCountMarksConnectorInconsistent(t *testing.T) {
+	e := newEnv(t)
+	s := startConfigStore(t, e)
+	must(t, s.CreateConnector(e.ctx, "c", map[string]string{"name": "c"}, ""))
+	must(t, s.PutTaskConfigs(e.ctx, "c", []map[string]string{{"t": "0"}}))
+	e.produce(configsTopic, "commit-c", `{"tasks":1099511627776}`)
+	must(t, s.ReadToEnd(e.ctx))
+	snap := s.Snapshot()
+	if _, ok := snap.Inconsistent["c"]; !ok || len(snap.Tasks["c"]) != 0 {
+		t.Errorf("after a commit of 2^40 tasks: inconsistent %v, tasks %v", snap.Inconsistent, snap.Tasks["c"])
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -101,6 +102,11 @@ type Log struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	// maxRecord is the largest record the topic holds (see recordLimit), set by Start; the
+	// producer's batches may be as large. limitSetting says where the figure comes from.
+	maxRecord    atomic.Int32
+	limitSetting string
+
 	mu sync.Mutex
 	// next is, per partition, the offset after the last record handled.
 	next map[int32]int64
@@ -116,13 +122,24 @@ func NewLog(cfg LogConfig) *Log {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Log{
-		cfg:      cfg,
-		logger:   logger.With("topic", cfg.Topic.Name),
-		next:     make(map[int32]int64),
-		advanced: make(chan struct{}),
+	l := &Log{
+		cfg:          cfg,
+		logger:       logger.With("topic", cfg.Topic.Name),
+		next:         make(map[int32]int64),
+		advanced:     make(chan struct{}),
+		limitSetting: "the producer's default batch limit",
 	}
+	l.maxRecord.Store(defaultProducerBatchMaxBytes)
+	return l
 }
+
+// defaultProducerBatchMaxBytes is kgo's default ProducerBatchMaxBytes, the batch limit until Start
+// has read the topic's own; and the bounds kgo accepts for it.
+const (
+	defaultProducerBatchMaxBytes = 1000012
+	minProducerBatchMaxBytes     = 512
+	maxProducerBatchMaxBytes     = 1 << 30
+)
 
 // Topic returns the name of the log's topic.
 func (l *Log) Topic() string { return l.cfg.Topic.Name }
@@ -151,6 +168,10 @@ func (l *Log) Start(ctx context.Context) error {
 		// need to see them to know our position passed the end
 		// offset; the handler never sees them.
 		kgo.KeepControlRecords(),
+		// A record may be as large as the topic holds (kgo's own default is a little smaller
+		// than Kafka's). kgo asks once per partition, on the first write, after Start has read
+		// the limit.
+		kgo.ProducerBatchMaxBytesFn(func(string) int32 { return l.maxRecord.Load() }),
 	}
 	cl, err := kgo.NewClient(append(opts, l.cfg.ClientOpts...)...)
 	if err != nil {
@@ -163,6 +184,7 @@ func (l *Log) Start(ctx context.Context) error {
 	}
 	// The consumer may have looked the topic up before it existed.
 	cl.ForceMetadataRefresh()
+	l.readRecordLimit(ctx)
 
 	pollCtx, cancel := context.WithCancel(context.Background())
 	l.cancel, l.done = cancel, make(chan struct{})
@@ -170,6 +192,29 @@ func (l *Log) Start(ctx context.Context) error {
 	if err := l.ReadToEnd(ctx); err != nil {
 		l.Close()
 		return fmt.Errorf("reading internal topic %q to the end: %w", l.Topic(), err)
+	}
+	return nil
+}
+
+// readRecordLimit learns the largest record the topic holds. A broker that does not say leaves
+// Kafka's default, with a warning: writes are then checked against a figure that may be wrong, and
+// the broker has the last word.
+func (l *Log) readRecordLimit(ctx context.Context) {
+	limit, setting, err := recordLimit(ctx, l.adm, l.Topic())
+	if err != nil {
+		l.logger.Warn("cannot read the internal topic's max.message.bytes; assuming Kafka's default", "bytes", limit, "err", err)
+	}
+	l.maxRecord.Store(int32(min(max(limit, minProducerBatchMaxBytes), maxProducerBatchMaxBytes)))
+	l.limitSetting = setting
+}
+
+// checkSizes refuses recs if any of them is larger than the topic holds.
+func (l *Log) checkSizes(recs []Record) error {
+	limit := int(l.maxRecord.Load())
+	for _, rec := range recs {
+		if size := recordSize(rec); size > limit {
+			return &RecordTooLargeError{Topic: l.Topic(), Key: rec.Key, Size: size, Limit: limit, Setting: l.limitSetting}
+		}
 	}
 	return nil
 }
@@ -325,6 +370,9 @@ func (l *Log) send(ctx context.Context, recs []Record) (map[int32]int64, error) 
 	if len(recs) == 0 {
 		return nil, nil
 	}
+	if err := l.checkSizes(recs); err != nil {
+		return nil, err
+	}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -337,8 +385,13 @@ func (l *Log) send(ctx context.Context, recs []Record) (map[int32]int64, error) 
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("writing key %q to internal topic %q: %w", r.Key, l.Topic(), err))
+			switch {
+			case errors.Is(err, kerr.MessageTooLarge):
+				errs = append(errs, &RecordTooLargeError{Topic: l.Topic(), Key: r.Key, Size: recordSize(Record{r.Key, r.Value}),
+					Limit: int(l.maxRecord.Load()), Setting: l.limitSetting, Err: err})
+				return
+			case err != nil:
+				errs = append(errs, fmt.Errorf("writing key %s to internal topic %q: %w", shortKey(r.Key), l.Topic(), err))
 				return
 			}
 			if r.Offset+1 > want[r.Partition] {

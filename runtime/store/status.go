@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
@@ -327,11 +328,28 @@ func statusValue(st Status) []byte {
 	if st.Trace == "" {
 		b = append(b, "null"...)
 	} else {
-		b = connect.AppendJSONString(b, st.Trace)
+		b = connect.AppendJSONString(b, cutTrace(st.Trace))
 	}
 	b = connect.AppendJSONString(append(b, `,"worker_id":`...), st.WorkerID)
 	b = strconv.AppendInt(append(b, `,"generation":`...), int64(st.Generation), 10)
 	return append(b, '}')
+}
+
+// maxTraceBytes bounds the trace a status record carries. A trace is for people reading a status,
+// and a plugin's error text has no bound of its own: uncut, a long enough one would make the record
+// too large for the status topic, and the FAILED status would never be written.
+const maxTraceBytes = 64 << 10
+
+// cutTrace cuts a trace to maxTraceBytes, on a UTF-8 boundary, saying how much was cut.
+func cutTrace(trace string) string {
+	if len(trace) <= maxTraceBytes {
+		return trace
+	}
+	n := maxTraceBytes
+	for n > 0 && !utf8.RuneStart(trace[n]) {
+		n--
+	}
+	return trace[:n] + "\n... (" + strconv.Itoa(len(trace)-n) + " more bytes cut)"
 }
 
 // topicStatusValue is {"topic":{"name":…,"connector":…,"task":…,

@@ -184,3 +184,19 @@ func TestStoresFromProperties(t *testing.T) {
 		t.Fatalf("Start with a bad status topic: %v", err)
 	}
 }
+
+// A FAILED status is written whatever the length of its trace: a plugin's error text has no bound,
+// and before, one over the status topic's max.message.bytes kept the FAILED status from being
+// written at all. The trace is cut on a UTF-8 boundary and says how much is missing.
+func TestLongTraceIsCutToFitTheStatusTopic(t *testing.T) {
+	e := newEnv(t)
+	s := startStatusStore(t, e)
+	trace := "x" + strings.Repeat("é", DefaultMaxMessageBytes)
+	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateFailed, Trace: trace, WorkerID: "h:8083"}))
+	got, ok := s.Task("c", 0)
+	if !ok || got.State != StateFailed || len(got.Trace) > maxTraceBytes+100 ||
+		!strings.HasPrefix(trace, strings.TrimSuffix(got.Trace, "\n... (2031642 more bytes cut)")) ||
+		!strings.HasSuffix(got.Trace, "\n... (2031642 more bytes cut)") {
+		t.Errorf("read back %v %s with a trace of %d bytes ending %q", ok, got.State, len(got.Trace), got.Trace[max(0, len(got.Trace)-40):])
+	}
+}
