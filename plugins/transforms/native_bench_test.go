@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
@@ -22,10 +23,16 @@ func BenchmarkNative(b *testing.B) {
 		{"RegexRouter", map[string]string{"regex": "(.*)-raw", "replacement": "$1"}},
 	} {
 		b.Run(c.class, func(b *testing.B) {
-			h, err := tryOpen(c.class, wire.RoleTransformation, c.cfg)
+			req, _ := json.Marshal(wire.OpenRequest{Plugin: c.class, Role: wire.RoleTransformation, Config: c.cfg})
+			out, err := sdk.Invoke(wire.OpOpen, 0, req)
+			var opened wire.OpenResponse
+			if err == nil {
+				err = json.Unmarshal(out, &opened)
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
+			h := opened.Handle
 			defer sdk.Invoke(wire.OpClose, h, nil)
 			b.ReportAllocs()
 			for b.Loop() {

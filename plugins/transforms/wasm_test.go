@@ -238,4 +238,6 @@ func BenchmarkChain(b *testing.B) {
 	}
 	b.Run("InsertField+MaskField+RegexRouter", func(b *testing.B) { run(b, chain) })
 	b.Run("RegexRouter", func(b *testing.B) { run(b, chain[2:]) })
+	b.Run("InsertField", func(b *testing.B) { run(b, chain[:1]) })
+	b.Run("MaskField", func(b *testing.B) { run(b, chain[1:2]) })
 }
