@@ -46,3 +46,15 @@ func StatusCode(err error) int {
 
 // IsNotFound reports whether err is a 404.
 func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
+
+// RequestTargetError says that another worker must serve a request, the one at URL: the leader, for
+// the writes only it makes (Kafka's NotLeaderException), or the worker a task is assigned to, for a
+// task restart (NotAssignedException). The herder returns it; the REST layer forwards the request
+// there, as Kafka's HerderRequestHandler.completeOrForwardRequest does, so the herder knows nothing
+// of HTTP.
+type RequestTargetError struct {
+	Reason string // why this worker cannot serve it, for logs
+	URL    string // the target worker's advertised REST URL, e.g. "http://w2:8083/"
+}
+
+func (e *RequestTargetError) Error() string { return e.Reason + "; it is served at " + e.URL }

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
-	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/worker"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -22,8 +21,6 @@ import (
 
 // The REST requests added with Kafka Connect's later KIPs: PATCH config (KIP-477), active topics
 // (KIP-558), offsets (KIP-875), plugin config and validation.
-
-var _ rest.Herder = (*Herder)(nil)
 
 // PatchConnectorConfig merges patch into a connector's config (a nil value removes the key) and
 // writes the result as PutConnectorConfig does, with the same validation. It never creates.
@@ -140,7 +137,7 @@ func (h *Herder) modifiable(ctx context.Context, name string) (map[string]string
 	if err != nil {
 		return nil, connect.TypeUnknown, err
 	}
-	if err := h.forwardToLeader(ctx); err != nil {
+	if err := h.requireLeader(ctx); err != nil {
 		return nil, connect.TypeUnknown, err
 	}
 	return cfg, typ, nil

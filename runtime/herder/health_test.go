@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
-	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 )
 
@@ -49,13 +48,13 @@ func (e *env) run() {
 	}
 }
 
-func check(h rest.Health, name string) (rest.HealthCheck, bool) {
+func check(h connect.Health, name string) (connect.HealthCheck, bool) {
 	for _, c := range h.Checks {
 		if c.Name == name {
 			return c, true
 		}
 	}
-	return rest.HealthCheck{}, false
+	return connect.HealthCheck{}, false
 }
 
 // longName is a name a worker refuses and the group protocol cannot carry.
@@ -76,11 +75,11 @@ func TestHealthListsSkippedConfigRecords(t *testing.T) {
 		t.Errorf("connectors %.80q, want only src", names)
 	}
 	h := e.h.Health(e.ctx)
-	if h.Status != rest.HealthHealthy || h.Detail != "" {
+	if h.Status != connect.HealthHealthy || h.Detail != "" {
 		t.Errorf("health %s %q, want healthy", h.Status, h.Detail)
 	}
 	c, ok := check(h, "config topic")
-	if !ok || c.Status != rest.CheckWarning || len(c.Problems) != 2 {
+	if !ok || c.Status != connect.CheckWarning || len(c.Problems) != 2 {
 		t.Fatalf("config topic check %+v, want a warning with 2 problems", c)
 	}
 	for i, want := range []string{

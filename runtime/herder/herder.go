@@ -14,7 +14,6 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
-	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/worker"
 )
@@ -33,8 +32,6 @@ type Config struct {
 	// Group makes this worker a member of a Connect cluster (its Handler is set by the herder).
 	// Nil runs the worker alone: it leads itself and runs everything (standalone mode).
 	Group *cluster.Config
-	// Forwarder sends REST writes that only the leader may make to the leader.
-	Forwarder *rest.Forwarder
 	// SyncTimeout is worker.sync.timeout.ms: how long a worker may take to read the config topic up
 	// to the offset of a new assignment before it asks for another rebalance.
 	SyncTimeout time.Duration

@@ -9,7 +9,6 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
-	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 )
 
@@ -105,13 +104,13 @@ func (h *Herder) isLeader() bool { return h.role.Load().leader }
 // leaderURL returns the leader's REST URL, "" when unknown (mid-rebalance).
 func (h *Herder) leaderURL() string { return h.role.Load().leaderURL }
 
-// forwardToLeader answers a REST write that only the leader may make by forwarding it there; it
-// returns nil when this worker is the leader and should serve it itself.
+// requireLeader returns nil on the leader, which serves the writes only it may make, and on any
+// other worker a *connect.RequestTargetError naming the leader, to which the REST layer forwards.
 //
 // A request that arrives while the group is forming or rebalancing waits for a leader (up to
 // leaderWait) rather than failing at once: the common case is a script that starts a worker and
 // creates connectors right away.
-func (h *Herder) forwardToLeader(ctx context.Context) error {
+func (h *Herder) requireLeader(ctx context.Context) error {
 	if h.isLeader() {
 		return nil
 	}
@@ -127,26 +126,19 @@ func (h *Herder) forwardToLeader(ctx context.Context) error {
 	if h.isLeader() {
 		return nil
 	}
-	if h.cfg.Forwarder == nil {
-		return connect.Conflict("Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.")
-	}
-	return h.readYourWrites(ctx, h.cfg.Forwarder.Forward(ctx, h.leaderURL()))
+	return &connect.RequestTargetError{Reason: "this worker is not the leader", URL: h.leaderURL()}
 }
 
-// readYourWrites passes on the leader's answer to a forwarded write once this worker has read the
-// config and status topics up to what the leader wrote for it, so that a client's next request to
-// this worker (a status right after a create, say) sees the write as it would on the leader.
-func (h *Herder) readYourWrites(ctx context.Context, answer error) error {
-	var fr *rest.ForwardedResponse
-	if !errors.As(answer, &fr) || fr.Status >= 300 {
-		return answer
-	}
+// CatchUp reads the config and status topics up to their end. The REST layer calls it after the
+// leader answered a write this worker forwarded, so that a client's next request to this worker (a
+// status right after a create, say) sees the write as it would on the leader.
+func (h *Herder) CatchUp(ctx context.Context) error {
 	for _, s := range []interface{ ReadToEnd(context.Context) error }{h.cfg.Configs, h.cfg.Statuses} {
 		if err := s.ReadToEnd(ctx); err != nil {
-			h.log.Warn("reading the internal topics after a forwarded write", "err", err)
+			return err
 		}
 	}
-	return answer
+	return nil
 }
 
 // leaderWait bounds how long a REST write waits for the group to have a leader.
@@ -256,7 +248,6 @@ func assignmentOf(a cluster.Allocation) connect.WorkAssignment {
 	return w
 }
 
-// ForwardToLeader forwards the REST request behind ctx to the leader and returns its answer as
-// the error (a *rest.ForwardedResponse), or returns nil on the leader itself: for requests that
-// only the leader can answer, such as GET /reconciler.
-func (h *Herder) ForwardToLeader(ctx context.Context) error { return h.forwardToLeader(ctx) }
+// RequireLeader returns nil on the leader and a *connect.RequestTargetError naming the leader on
+// any other worker: for requests only the leader can answer, such as GET /reconciler.
+func (h *Herder) RequireLeader(ctx context.Context) error { return h.requireLeader(ctx) }

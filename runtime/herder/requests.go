@@ -13,7 +13,6 @@ import (
 	"unicode"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
-	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -107,7 +106,7 @@ func (h *Herder) CreateConnector(ctx context.Context, name string, cfg map[strin
 	if err := validName(name); err != nil {
 		return connect.ConnectorInfo{}, err
 	}
-	if err := h.forwardToLeader(ctx); err != nil {
+	if err := h.requireLeader(ctx); err != nil {
 		return connect.ConnectorInfo{}, err
 	}
 	cfg = withName(name, cfg)
@@ -163,7 +162,7 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 	if err := validName(name); err != nil {
 		return connect.ConnectorInfo{}, false, err
 	}
-	if err := h.forwardToLeader(ctx); err != nil {
+	if err := h.requireLeader(ctx); err != nil {
 		return connect.ConnectorInfo{}, false, err
 	}
 	cfg = withName(name, cfg)
@@ -187,7 +186,7 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 	if snap, _, err := h.config(name); err != nil && !snap.SkippedConnector(name) {
 		return err
 	}
-	if err := h.forwardToLeader(ctx); err != nil {
+	if err := h.requireLeader(ctx); err != nil {
 		return err
 	}
 	return h.cfg.Configs.RemoveConnector(ctx, name)
@@ -253,7 +252,7 @@ func (h *Herder) SetTargetState(ctx context.Context, name string, state connect.
 		return err
 	}
 	if state == connect.TargetStopped {
-		if err := h.forwardToLeader(ctx); err != nil {
+		if err := h.requireLeader(ctx); err != nil {
 			return err
 		}
 	}
@@ -267,7 +266,7 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 	if _, _, err := h.config(name); err != nil {
 		return nil, connect.NotFound("Unknown connector: %s", name)
 	}
-	if err := h.forwardToLeader(ctx); err != nil {
+	if err := h.requireLeader(ctx); err != nil {
 		return nil, err
 	}
 	status, statusErr := h.ConnectorStatus(ctx, name)
@@ -340,12 +339,12 @@ func (h *Herder) RestartTask(ctx context.Context, id connect.TaskID) error {
 	if h.isLeader() && h.member != nil {
 		for _, w := range h.member.State().Workers {
 			if slices.Contains(w.Assignment.Tasks, id) {
-				return h.cfg.Forwarder.Forward(ctx, w.URL)
+				return &connect.RequestTargetError{Reason: "the task is assigned to another worker", URL: w.URL}
 			}
 		}
 		return nil // placed by no one yet: it starts fresh once the rebalance places it
 	}
-	return h.forwardToLeader(ctx)
+	return h.requireLeader(ctx)
 }
 
 // Plugins lists the loaded plugins of the given kinds.
@@ -364,8 +363,8 @@ func (h *Herder) Plugins(_ context.Context, kinds ...wire.Kind) []connect.Plugin
 // Health answers GET /health: healthy once the loop has started and answers within ctx. Its
 // Detail is for anyone; the checks (member ids, raw errors, skipped config records) are for those
 // who may read the API, which the REST server decides.
-func (h *Herder) Health(ctx context.Context) rest.Health {
-	health := rest.Health{Status: rest.HealthHealthy}
+func (h *Herder) Health(ctx context.Context) connect.Health {
+	health := connect.Health{Status: connect.HealthHealthy}
 	if g, ok := h.groupCheck(); ok {
 		health.Checks = append(health.Checks, g)
 	}
@@ -373,16 +372,16 @@ func (h *Herder) Health(ctx context.Context) rest.Health {
 	r := h.role.Load()
 	switch {
 	case !h.started.Load():
-		health.Status, health.Detail = rest.HealthStarting, "The worker is reading the internal topics and loading plugins."
+		health.Status, health.Detail = connect.HealthStarting, "The worker is reading the internal topics and loading plugins."
 	case r.err != nil:
-		health.Status, health.Detail = rest.HealthUnhealthy, "The worker has no work from its group."
+		health.Status, health.Detail = connect.HealthUnhealthy, "The worker has no work from its group."
 	case !r.leader && r.leaderURL == "":
-		health.Status, health.Detail = rest.HealthStarting, "The worker is joining its group."
+		health.Status, health.Detail = connect.HealthStarting, "The worker is joining its group."
 	default:
-		loop := rest.HealthCheck{Name: "main loop", Status: rest.CheckOK}
+		loop := connect.HealthCheck{Name: "main loop", Status: connect.CheckOK}
 		if err := h.onLoop(ctx, func() {}); err != nil {
-			health.Status, health.Detail = rest.HealthUnhealthy, "The worker's main loop did not answer in time; it may be stopping or blocked."
-			loop.Status, loop.Detail = rest.CheckFailed, err.Error()
+			health.Status, health.Detail = connect.HealthUnhealthy, "The worker's main loop did not answer in time; it may be stopping or blocked."
+			loop.Status, loop.Detail = connect.CheckFailed, err.Error()
 		}
 		health.Checks = append(health.Checks, loop)
 	}
@@ -390,20 +389,20 @@ func (h *Herder) Health(ctx context.Context) rest.Health {
 }
 
 // groupCheck describes this worker's group membership; ok is false without a group.
-func (h *Herder) groupCheck() (c rest.HealthCheck, ok bool) {
+func (h *Herder) groupCheck() (c connect.HealthCheck, ok bool) {
 	st := h.MemberState()
 	if st == nil {
 		return c, false
 	}
-	c = rest.HealthCheck{Name: "group", Status: rest.CheckOK}
+	c = connect.HealthCheck{Name: "group", Status: connect.CheckOK}
 	member := fmt.Sprintf("member %q of group %q", st.MemberID, st.GroupID)
 	switch r := h.role.Load(); {
 	case r.err != nil:
-		c.Status, c.Detail = rest.CheckFailed, member+" has no work: "+r.err.Error()
+		c.Status, c.Detail = connect.CheckFailed, member+" has no work: "+r.err.Error()
 	case r.leader:
 		c.Detail = fmt.Sprintf("%s, generation %d, leader", member, st.Generation)
 	case r.leaderURL == "":
-		c.Status, c.Detail = rest.CheckWarning, fmt.Sprintf("%s is joining (last generation %d)", member, st.Generation)
+		c.Status, c.Detail = connect.CheckWarning, fmt.Sprintf("%s is joining (last generation %d)", member, st.Generation)
 	default:
 		c.Detail = fmt.Sprintf("%s, generation %d, leader %s", member, st.Generation, r.leaderURL)
 	}
@@ -412,13 +411,13 @@ func (h *Herder) groupCheck() (c rest.HealthCheck, ok bool) {
 
 // configTopicCheck reports the config records that could not be read: the worker skipped them and
 // works on, but an operator should delete or rewrite them.
-func (h *Herder) configTopicCheck() rest.HealthCheck {
+func (h *Herder) configTopicCheck() connect.HealthCheck {
 	snap := h.cfg.Configs.Snapshot()
-	c := rest.HealthCheck{Name: "config topic", Status: rest.CheckOK, Detail: fmt.Sprintf("read up to offset %d", snap.Offset)}
+	c := connect.HealthCheck{Name: "config topic", Status: connect.CheckOK, Detail: fmt.Sprintf("read up to offset %d", snap.Offset)}
 	if len(snap.Skipped) == 0 {
 		return c
 	}
-	c.Status = rest.CheckWarning
+	c.Status = connect.CheckWarning
 	c.Detail = fmt.Sprintf("%d record(s) could not be read and were skipped (read up to offset %d); DELETE /connectors/{name} removes a skipped connector", len(snap.Skipped), snap.Offset)
 	for _, r := range snap.Skipped {
 		c.Problems = append(c.Problems, r.String())

@@ -26,6 +26,9 @@ import (
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
 
+// The herder serves the REST API.
+var _ rest.Herder = (*herder.Herder)(nil)
+
 // Node is a running worker process.
 type Node struct {
 	cfg      *config.Worker
@@ -176,16 +179,15 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 			Logger:            log,
 		}
 	}
-	fwd := &rest.Forwarder{Client: setup.Client}
-	hcfg.Forwarder = fwd
 	n.herder = herder.New(hcfg)
-	fwd.Key = n.herder.SessionKey // forwarded requests are signed with the cluster's session key
+	// Forwarded requests are signed with the cluster's session key.
+	fwd := &rest.Forwarder{Client: setup.Client, Key: n.herder.SessionKey}
 	served, err := n.reconciler(cfg, log)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	n.server = rest.New(served, append(setup.Options, rest.WithLogger(log), rest.WithInternalKey(n.herder.SessionKey))...)
+	n.server = rest.New(served, append(setup.Options, rest.WithLogger(log), rest.WithInternalKey(n.herder.SessionKey), rest.WithForwarder(fwd))...)
 	go n.server.Serve(ln)
 
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -66,7 +66,7 @@ type reconcilingHerder struct {
 
 // ReconcilerStatus answers on the leader, which is the worker that reconciles; the others forward.
 func (h reconcilingHerder) ReconcilerStatus(ctx context.Context) (any, error) {
-	if err := h.ForwardToLeader(ctx); err != nil {
+	if err := h.RequireLeader(ctx); err != nil {
 		return nil, err
 	}
 	return h.rec.Status(), nil

@@ -103,10 +103,11 @@
 // # Herder contract
 //
 // Each Herder method gets ctx from the request, with the request timeout and the *http.Request
-// available through RequestFromContext (for the "forward" parameter and the Authorization header when
-// forwarding to the leader, §1.3). Nil slices and maps in results are answered as [] and {}.
-// The Principal who sent the request is in ctx (PrincipalFromContext). A herder that must send the
-// request to another worker returns Forwarder.Forward's result, which the server writes back as the
-// other worker answered. GET /connectors/{name}/tasks/{t}/status is served from ConnectorStatus, with Kafka's 404 "No status
+// available through RequestFromContext. Nil slices and maps in results are answered as [] and {}.
+// The Principal who sent the request is in ctx (PrincipalFromContext). A herder that finds another
+// worker must serve the request (the leader, or the worker a task is assigned to) returns a
+// *connect.RequestTargetError naming it; the server forwards the request there (WithForwarder, with
+// Kafka's "forward" hops and the Authorization header) and writes back what that worker answered.
+// The herder knows nothing of HTTP. GET /connectors/{name}/tasks/{t}/status is served from ConnectorStatus, with Kafka's 404 "No status
 // found for task x-0". The access log is written at debug level through slog.
 package rest

@@ -276,7 +276,7 @@ type baseHerder interface {
 	RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*connect.ConnectorStateInfo, error)
 	RestartTask(ctx context.Context, id connect.TaskID) error
 	Plugins(ctx context.Context, kinds ...wire.Kind) []connect.PluginInfo
-	Health(ctx context.Context) Health
+	Health(ctx context.Context) connect.Health
 	Workers(ctx context.Context) (connect.WorkersInfo, error)
 }
 

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -23,10 +24,10 @@ func RequestBodyFromContext(ctx context.Context) []byte {
 	return b
 }
 
-// ForwardedResponse is another worker's answer to a forwarded request. A herder method returns it as
-// its error, and the server writes it back as it came: status, body and Location. Kafka does the same
-// in effect: the resource answers a forwarded request with the status the target chose (e.g. 201 or
-// 200 for PUT .../config) and passes errors back with the target's status and message.
+// ForwardedResponse is another worker's answer to a forwarded request, which the server writes back
+// as it came: status, body and Location. Kafka does the same in effect: the resource answers a
+// forwarded request with the status the target chose (e.g. 201 or 200 for PUT .../config) and
+// passes errors back with the target's status and message. Forward returns it as its error.
 type ForwardedResponse struct {
 	Status   int
 	Body     []byte
@@ -44,16 +45,12 @@ var (
 )
 
 // Forwarder sends a request this worker cannot serve to the worker that can (the leader, or the
-// owner of a connector or task), as Kafka's HerderRequestHandler.completeOrForwardRequest does. A
-// herder method that finds it is not the right worker returns Forward's result:
-//
-//	if !h.isLeader() {
-//		return connect.ConnectorInfo{}, h.fwd.Forward(ctx, h.leaderURL())
-//	}
-//
-// Forward only from a method whose answer is the whole response (those Kafka forwards: create, put
-// and patch config, delete, restart, stop, task restart, alter and reset offsets, ...), not from one
-// the server combines with others (ConnectorStatus, ConnectorInfo under ?expand).
+// worker a task is assigned to), as Kafka's HerderRequestHandler.completeOrForwardRequest does. A
+// herder method that finds it is not the right worker returns a *connect.RequestTargetError naming
+// that worker, and the server (see WithForwarder) forwards the request there. Only methods whose
+// answer is the whole response may do so (those Kafka forwards: create, put and patch config,
+// delete, restart, stop, task restart, alter and reset offsets, ...), not one the server combines
+// with others (ConnectorStatus, ConnectorInfo under ?expand).
 type Forwarder struct {
 	// Client sends the requests; nil uses a client with a 90 s timeout. For https workers it must
 	// trust their certificates (FromProperties builds one).
@@ -161,6 +158,36 @@ func (f *Forwarder) Forward(ctx context.Context, baseURL string) error {
 			Message: fmt.Sprintf("Unexpected status code when handling forwarded request: %d", resp.StatusCode)}
 	}
 	return &ForwardedResponse{Status: resp.StatusCode, Body: b, Location: resp.Header.Get("Location")}
+}
+
+// WithForwarder makes the server forward the requests its herder says another worker must serve
+// (a *connect.RequestTargetError) with f. Without it they are answered with Kafka's 409 "no known
+// leader URL".
+func WithForwarder(f *Forwarder) Option {
+	return func(s *Server) { s.forwarder = f }
+}
+
+// CatchingUp is implemented by a Herder that can read its internal topics up to their end. After the
+// target worker answered a forwarded write with success, the server calls CatchUp before it answers,
+// so that the client's next request to this worker sees the write as it would on the leader
+// (read-your-writes, which Kafka gets from serving requests in order on the leader's herder thread).
+type CatchingUp interface {
+	CatchUp(ctx context.Context) error
+}
+
+// forward serves a request the herder says another worker must serve.
+func (s *Server) forward(ctx context.Context, target *connect.RequestTargetError) error {
+	if s.forwarder == nil {
+		return errNoLeaderURL
+	}
+	answer := s.forwarder.Forward(ctx, target.URL)
+	var fr *ForwardedResponse
+	if c, ok := s.h.(CatchingUp); ok && errors.As(answer, &fr) && fr.Status < 300 && RequestFromContext(ctx).Method != http.MethodGet {
+		if err := c.CatchUp(ctx); err != nil {
+			s.log.Warn("reading the internal topics after a forwarded write", "err", err)
+		}
+	}
+	return answer
 }
 
 // writeForwarded writes another worker's answer back.

@@ -3,16 +3,18 @@ package rest
 import (
 	"strings"
 	"testing"
+
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
 )
 
 // GET /health answers everyone, for liveness probes, but the checks behind its status name members
 // and carry raw errors: only a client that may read the API sees them, and with authentication on
 // that is an authenticated reader, never a client without credentials.
 func TestHealthDetailsOnlyForReaders(t *testing.T) {
-	health := Health{
-		Status: HealthUnhealthy,
+	health := connect.Health{
+		Status: connect.HealthUnhealthy,
 		Detail: "The worker has no work from its group.",
-		Checks: []HealthCheck{{Name: "group", Status: CheckFailed,
+		Checks: []connect.HealthCheck{{Name: "group", Status: connect.CheckFailed,
 			Detail: "member connect-w4-1a2b3c of group connect-cluster: value.converter is StringConverter on this worker but JsonConverter in the group"}},
 	}
 	const public = `{"status":"unhealthy","message":"Worker was unable to handle this request and may be unable to handle other requests. The worker has no work from its group."}`

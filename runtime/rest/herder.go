@@ -126,50 +126,10 @@ type Herder interface {
 	// has no work if it has none, and on the leader every member with its URL, version and work.
 	Workers(ctx context.Context) (connect.WorkersInfo, error)
 
-	// Health answers GET /health (KIP-1017); ctx carries a 10 s deadline. Its Status is HealthHealthy
-	// once startup is complete and the worker's main loop has answered, HealthStarting while the
-	// worker is still starting (joining the group, reading the config topic), and HealthUnhealthy if
-	// the loop did not answer before ctx ended. A Health that does not return by the deadline is
+	// connect.Health answers GET /health (KIP-1017); ctx carries a 10 s deadline. Its Status is connect.HealthHealthy
+	// once startup is complete and the worker's main loop has answered, connect.HealthStarting while the
+	// worker is still starting (joining the group, reading the config topic), and connect.HealthUnhealthy if
+	// the loop did not answer before ctx ended. A connect.Health that does not return by the deadline is
 	// answered as unhealthy.
-	Health(ctx context.Context) Health
+	Health(ctx context.Context) connect.Health
 }
-
-// Health is a worker's health, as GET /health answers it.
-type Health struct {
-	Status HealthStatus
-	// Detail, if not empty, says in a sentence what the worker is doing, e.g. "The worker is joining
-	// its group."; it is appended to the message. Anyone may read it (GET /health is open to
-	// liveness probes), so it names no member, host or raw error: those go in Checks.
-	Detail string
-	// Checks are the internals behind Status: the group membership, the config topic, the main
-	// loop. The server shows them only to clients that may read the rest of the API (see
-	// WithAuth), because they name members and carry raw errors.
-	Checks []HealthCheck
-}
-
-// HealthCheck is one part of a worker's health.
-type HealthCheck struct {
-	Name   string      `json:"name"` // "group", "config topic", "main loop"
-	Status CheckStatus `json:"status"`
-	Detail string      `json:"detail,omitempty"`
-	// Problems lists what is wrong, one line each, e.g. the config records that were skipped.
-	Problems []string `json:"problems,omitempty"`
-}
-
-// CheckStatus is the "status" of a HealthCheck.
-type CheckStatus string
-
-const (
-	CheckOK      CheckStatus = "ok"
-	CheckWarning CheckStatus = "warning" // the worker works, but something needs an operator
-	CheckFailed  CheckStatus = "failed"
-)
-
-// HealthStatus is the "status" of GET /health.
-type HealthStatus string
-
-const (
-	HealthHealthy   HealthStatus = "healthy"   // 200
-	HealthStarting  HealthStatus = "starting"  // 503
-	HealthUnhealthy HealthStatus = "unhealthy" // 500
-)

@@ -26,7 +26,7 @@ type fakeHerder struct {
 	mu    sync.Mutex
 	conns map[string]*fakeConn
 
-	health Health
+	health connect.Health
 	block  chan struct{} // when set, Connectors waits for it, ignoring ctx
 	err    error         // when set, Connectors returns it
 	vanish string        // ConnectorStatus/Info report this one as gone (a concurrent delete)
@@ -49,7 +49,7 @@ type fakeConn struct {
 }
 
 func newFake() *fakeHerder {
-	return &fakeHerder{conns: map[string]*fakeConn{}, health: Health{Status: HealthHealthy},
+	return &fakeHerder{conns: map[string]*fakeConn{}, health: connect.Health{Status: connect.HealthHealthy},
 		loggers: map[string]connect.LoggerLevel{connect.RootLogger: {Level: "INFO"}}}
 }
 
@@ -277,7 +277,7 @@ func (f *fakeHerder) Workers(context.Context) (connect.WorkersInfo, error) {
 		Assignment: connect.WorkAssignment{Connectors: []string{}, Tasks: []connect.TaskID{{Connector: "a", Task: 0}}}}, nil
 }
 
-func (f *fakeHerder) Health(ctx context.Context) Health {
+func (f *fakeHerder) Health(ctx context.Context) connect.Health {
 	if f.block != nil {
 		<-f.block
 	}
@@ -853,13 +853,13 @@ func TestConnectorPlugins(t *testing.T) {
 func TestHealth(t *testing.T) {
 	hs := newHarness(t, WithHealthTimeout(50*time.Millisecond))
 	hs.expect("GET", "/health", "", 200, `{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`)
-	hs.h.health = Health{Status: HealthStarting, Detail: "The worker is currently reading to the end of the config topic."}
+	hs.h.health = connect.Health{Status: connect.HealthStarting, Detail: "The worker is currently reading to the end of the config topic."}
 	hs.expect("GET", "/health", "", 503, `{"status":"starting","message":"Worker is still starting up. The worker is currently reading to the end of the config topic."}`)
-	hs.h.health = Health{Status: HealthUnhealthy}
+	hs.h.health = connect.Health{Status: connect.HealthUnhealthy}
 	hs.expect("GET", "/health", "", 500, `{"status":"unhealthy","message":"Worker was unable to handle this request and may be unable to handle other requests."}`)
 
 	// A herder that does not answer in time is unhealthy.
-	hs.h.health = Health{Status: HealthHealthy}
+	hs.h.health = connect.Health{Status: connect.HealthHealthy}
 	hs.h.block = make(chan struct{})
 	defer close(hs.h.block)
 	hs.expect("GET", "/health", "", 500, `{"status":"unhealthy","message":"Worker was unable to handle this request and may be unable to handle other requests."}`)

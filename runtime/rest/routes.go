@@ -104,21 +104,21 @@ func (s *Server) serverInfo(ctx context.Context, _ call) (response, error) {
 
 // healthBody is Kafka's WorkerStatus, with the checks behind it for clients that may see them.
 type healthBody struct {
-	Status  HealthStatus  `json:"status"`
-	Message string        `json:"message"`
-	Checks  []HealthCheck `json:"checks,omitempty"`
+	Status  connect.HealthStatus  `json:"status"`
+	Message string                `json:"message"`
+	Checks  []connect.HealthCheck `json:"checks,omitempty"`
 }
 
-func healthResponse(h Health) response {
+func healthResponse(h connect.Health) response {
 	var code int
 	var msg string
 	switch h.Status {
-	case HealthHealthy:
+	case connect.HealthHealthy:
 		code, msg = http.StatusOK, "Worker has completed startup and is ready to handle requests."
-	case HealthStarting:
+	case connect.HealthStarting:
 		code, msg = http.StatusServiceUnavailable, "Worker is still starting up."
 	default:
-		h.Status = HealthUnhealthy
+		h.Status = connect.HealthUnhealthy
 		code, msg = http.StatusInternalServerError, "Worker was unable to handle this request and may be unable to handle other requests."
 	}
 	if h.Detail != "" {
@@ -127,7 +127,7 @@ func healthResponse(h Health) response {
 	return response{status: code, body: healthBody{h.Status, msg, h.Checks}}
 }
 
-func unhealthy() response { return healthResponse(Health{Status: HealthUnhealthy}) }
+func unhealthy() response { return healthResponse(connect.Health{Status: connect.HealthUnhealthy}) }
 
 // GET /workers (wasmconnect): the group as this worker sees it.
 func (s *Server) workers(ctx context.Context, _ call) (response, error) {

@@ -46,6 +46,7 @@ type Server struct {
 	auth          Authenticator
 	anonymousRead bool
 	internalKey   func() []byte
+	forwarder     *Forwarder
 	tlsConfig     *tls.Config
 	tlsCheck      func() error // loads the certificate before serving
 	topicTracking bool
@@ -404,6 +405,9 @@ func (s *Server) adapt(timeout time.Duration, withBody bool, fn handlerFunc, onT
 				}
 			}()
 			resp, err := fn(ctx, c)
+			if target := (*connect.RequestTargetError)(nil); errors.As(err, &target) {
+				err = s.forward(ctx, target)
+			}
 			done <- result{resp, err}
 		}()
 		var res result

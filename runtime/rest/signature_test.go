@@ -143,23 +143,32 @@ func TestNoInternalKey(t *testing.T) {
 	}
 }
 
-// forwardingHerder is a follower: it forwards creates and deletes to the leader.
+// forwardingHerder is a follower: creates, config puts and deletes are the leader's to serve.
 type forwardingHerder struct {
 	*fakeHerder
-	fwd    *Forwarder
-	leader string
+	leader   string
+	caughtUp int // CatchUp calls
+}
+
+func (f *forwardingHerder) notLeader() error {
+	return &connect.RequestTargetError{Reason: "not the leader", URL: f.leader}
 }
 
 func (f *forwardingHerder) CreateConnector(ctx context.Context, name string, cfg map[string]string, initial connect.TargetState) (connect.ConnectorInfo, error) {
-	return connect.ConnectorInfo{}, f.fwd.Forward(ctx, f.leader)
+	return connect.ConnectorInfo{}, f.notLeader()
 }
 
 func (f *forwardingHerder) DeleteConnector(ctx context.Context, name string) error {
-	return f.fwd.Forward(ctx, f.leader)
+	return f.notLeader()
 }
 
 func (f *forwardingHerder) PutConnectorConfig(ctx context.Context, name string, cfg map[string]string) (connect.ConnectorInfo, bool, error) {
-	return connect.ConnectorInfo{}, false, f.fwd.Forward(ctx, f.leader)
+	return connect.ConnectorInfo{}, false, f.notLeader()
+}
+
+func (f *forwardingHerder) CatchUp(context.Context) error {
+	f.caughtUp++
+	return nil
 }
 
 func TestForwarder(t *testing.T) {
@@ -169,9 +178,10 @@ func TestForwarder(t *testing.T) {
 
 	leader := newHarness(t, WithAuth(auth), WithInternalKey(keyFunc))
 	follower := newHarness(t)
-	fh := &forwardingHerder{fakeHerder: follower.h, fwd: &Forwarder{Key: keyFunc}, leader: leader.srv.URL + "/"}
+	fh := &forwardingHerder{fakeHerder: follower.h, leader: leader.srv.URL + "/"}
+	fwd := &Forwarder{Key: keyFunc}
 	follower.srv.Close()
-	follower.srv = httptest.NewServer(New(fh, quiet, WithAuth(auth), WithInternalKey(keyFunc)))
+	follower.srv = httptest.NewServer(New(fh, quiet, WithAuth(auth), WithInternalKey(keyFunc), WithForwarder(fwd)))
 	defer follower.srv.Close()
 
 	// The leader's answer comes back as it was: 201, Location and body.
@@ -179,6 +189,10 @@ func TestForwarder(t *testing.T) {
 	if r.code != 201 || r.header.Get("Location") != "/connectors/my%20conn" ||
 		r.body != `{"name":"my conn","config":{"connector.class":"org.example.FileSink","name":"my conn"},"tasks":[],"type":"sink"}` {
 		t.Errorf("forwarded create: %d %q %s", r.code, r.header.Get("Location"), r.body)
+	}
+	// The follower read its topics to their end before it answered the leader's success.
+	if fh.caughtUp != 1 {
+		t.Errorf("CatchUp called %d times after a forwarded create, want 1", fh.caughtUp)
 	}
 	lr := leader.h.lastReq
 	if lr == nil || lr.URL.Query().Get("forward") != "true" || lr.Header.Get("Authorization") == "" || lr.Header.Get(SignatureHeader) == "" {
@@ -219,7 +233,7 @@ func TestForwarder(t *testing.T) {
 	}
 	// A leader with another key refuses the forwarded request, and its 403 comes back.
 	fh.leader = leader.srv.URL
-	fh.fwd.Key = func() []byte { return []byte("stale key") }
+	fwd.Key = func() []byte { return []byte("stale key") }
 	follower.expect2(t, "DELETE", "/connectors/snk", basic("alice", "alice-pw"), 403, errJSON(403, "Internal request contained invalid signature."))
 }
 
