@@ -120,11 +120,11 @@ func Start(cfg Config) (*Broker, error) {
 			return net.Listen(network, net.JoinHostPort(host, p))
 		}))
 	}
-	if !cfg.DisableAutoTopicCreation {
-		opts = append(opts, kfake.AllowAutoTopicCreation())
-	}
 	if cfg.DataDir != "" {
-		opts = append(opts, kfake.DataDir(cfg.DataDir))
+		// Without SyncWrites kfake fsyncs segments only when it rolls them or
+		// stops: records it has acknowledged would live only in the page
+		// cache until then.
+		opts = append(opts, kfake.DataDir(cfg.DataDir), kfake.SyncWrites())
 	}
 	if cfg.ClusterID != "" {
 		opts = append(opts, kfake.ClusterID(cfg.ClusterID))
@@ -136,6 +136,9 @@ func Start(cfg Config) (*Broker, error) {
 			return nil, fmt.Errorf("starting embedded broker on %s with data dir %s: %w", cfg.Listen, cfg.DataDir, err)
 		}
 		return nil, fmt.Errorf("starting embedded broker on %s: %w", cfg.Listen, err)
+	}
+	if !cfg.DisableAutoTopicCreation {
+		autoCreateTopics(c)
 	}
 	b := &Broker{cluster: c, addr: c.ListenAddrs()[0]}
 
