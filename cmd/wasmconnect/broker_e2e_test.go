@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,15 +40,7 @@ func TestBrokerKeepsAcknowledgedRecordsAfterKill9(t *testing.T) {
 	before := topicID(ctx, t, cl, topic)
 	cl.Close()
 
-	broker.stop(syscall.SIGKILL)
-	broker.start()
-	waitFor(t, 30*time.Second, "the restarted broker to listen", func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	kill9AndRestart(t, broker, addr)
 
 	// Without AllowAutoTopicCreation: a lost topic must show as missing, not be created again.
 	rd, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -72,6 +65,83 @@ func TestBrokerKeepsAcknowledgedRecordsAfterKill9(t *testing.T) {
 			seen++
 		}
 	}
+	rd.Close()
+
+	// Again, killing the broker while a producer writes to it: the records acknowledged before,
+	// during and after the kill are all there after the restart.
+	cl, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const m = 20_000
+	var mu sync.Mutex
+	ackedLive := map[string]bool{}
+	killAt := make(chan struct{})
+	for i := range m {
+		v := fmt.Sprintf("live-%d", i)
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: []byte(v)}, func(_ *kgo.Record, err error) {
+			if err == nil {
+				mu.Lock()
+				ackedLive[v] = true
+				if len(ackedLive) == m/4 {
+					close(killAt)
+				}
+				mu.Unlock()
+			}
+		})
+		if i == m/2 {
+			<-killAt
+			kill9AndRestart(t, broker, addr)
+		}
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatalf("flushing the producer after the restart: %v", err)
+	}
+	cl.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d of %d records produced around the kill were acknowledged", len(ackedLive), m)
+
+	rd, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	ends, err := kadm.NewClient(rd).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(topic, 0)
+	for next := int64(0); next < end.Offset; {
+		fs := rd.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read up to offset %d of %d after the second kill -9: %v", next, end.Offset, ctx.Err())
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s-%d: %v", topic, p, err) })
+		for _, r := range fs.Records() {
+			delete(ackedLive, string(r.Value))
+			next = r.Offset + 1
+		}
+	}
+	if len(ackedLive) > 0 {
+		t.Fatalf("%d acknowledged records are missing after kill -9 during produce", len(ackedLive))
+	}
+}
+
+// kill9AndRestart kills the broker process with SIGKILL and starts it again with the same
+// arguments (the same data directory).
+func kill9AndRestart(t *testing.T, broker *process, addr string) {
+	t.Helper()
+	broker.stop(syscall.SIGKILL)
+	broker.start()
+	waitFor(t, 30*time.Second, "the restarted broker to listen", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 }
 
 // topicID returns the ID of topic, failing the test if the broker does not know it.
