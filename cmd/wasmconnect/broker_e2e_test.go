@@ -157,3 +157,48 @@ func topicID(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) ka
 	}
 	return d.ID
 }
+
+// TestPipelineSurvivesBrokerKill9 runs a file source and a file sink through a topic the broker
+// creates on first use, and kills the broker with SIGKILL mid-stream: after its restart every line
+// reaches the sink file, whole, and the sink is RUNNING (it was left stalled, or the topic lost).
+func TestPipelineSurvivesBrokerKill9(t *testing.T) {
+	broker, addr := startBroker(t)
+	files := t.TempDir()
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.fs.allow": files})
+	in, out := pipeline(t, w, files, "bk", "bk-topic")
+
+	const total = 60_000
+	fed := make(chan error, 1)
+	go func() {
+		for i := 0; i < total; i += 1000 {
+			if err := appendLines(in, "b-", i, i+1000); err != nil {
+				fed <- err
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		fed <- nil
+	}()
+	waitFor(t, 2*time.Minute, "some lines through the pipeline", func() bool { return countLines(out) > 10_000 })
+	kill9AndRestart(t, broker, addr)
+	if err := <-fed; err != nil {
+		t.Fatalf("feeding the source file: %v", err)
+	}
+	waitFor(t, 3*time.Minute, "every line in the sink file after the broker restart", func() bool {
+		return countLines(out) >= total
+	})
+	seen := map[string]bool{}
+	for i, l := range readLines(t, out) {
+		var n int
+		if _, err := fmt.Sscanf(l, "b-%d", &n); err != nil || fmt.Sprintf("b-%d", n) != l {
+			t.Fatalf("line %d of the sink file is %q, not a line of the source", i+1, l)
+		}
+		seen[l] = true
+	}
+	if len(seen) != total {
+		t.Fatalf("%d distinct lines in the sink file, want %d", len(seen), total)
+	}
+	if st := w.mustStatus(t, "bk-sink"); st.Tasks[0].State != "RUNNING" {
+		t.Fatalf("sink task is %s after the broker restart: %+v", st.Tasks[0].State, st.Tasks[0])
+	}
+}
