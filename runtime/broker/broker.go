@@ -38,8 +38,9 @@ type Config struct {
 	Listen string
 
 	// DataDir is the directory the broker persists its state to and
-	// reloads it from on the next Start. Empty keeps everything in memory
-	// and loses it on Close.
+	// reloads it from on the next Start. Each batch is fsynced before it
+	// is acknowledged, so a killed broker keeps every record it
+	// acknowledged. Empty keeps everything in memory and loses it on Close.
 	DataDir string
 
 	// ClusterID is the cluster id reported to clients. It only applies to
