@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +153,61 @@ func TestListenValidation(t *testing.T) {
 		} else {
 			t.Logf("%s: %v", listen, err)
 		}
+	}
+}
+
+// TestAutoCreatedTopicIsOnDiskBeforeUse copies the data dir of a running broker right after a
+// producer was acknowledged (what a kill -9 would leave) and starts a second broker on the copy: it
+// has the auto-created topic, under the same ID, with the records.
+func TestAutoCreatedTopicIsOnDiskBeforeUse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	b := start(t, Config{DataDir: dir})
+	defer b.Close()
+	cl := client(t, b, kgo.AllowAutoTopicCreation())
+	for i := range 5 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "auto", Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	crashed := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	b2 := start(t, Config{DataDir: crashed, DisableAutoTopicCreation: true})
+	defer b2.Close()
+	after, err := kadm.NewClient(client(t, b2)).ListTopics(ctx, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after["auto"].Err != nil || after["auto"].ID != topics["auto"].ID {
+		t.Fatalf("topic after the crash: %+v (err %v), before: ID %s", after["auto"].ID, after["auto"].Err, topics["auto"].ID)
+	}
+	if got := consumeAll(ctx, t, b2, "auto", 5); string(got[4].Value) != "v4" {
+		t.Fatalf("records after the crash: last is %q", got[4].Value)
+	}
+}
+
+func TestDisableAutoTopicCreation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b := start(t, Config{DisableAutoTopicCreation: true})
+	defer b.Close()
+	cl := client(t, b, kgo.AllowAutoTopicCreation(), kgo.RecordDeliveryTimeout(2*time.Second))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "none", Value: []byte("v")}).FirstErr(); err == nil {
+		t.Fatal("produce to a missing topic succeeded with auto-creation off")
+	}
+	topics, err := kadm.NewClient(cl).ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("none") {
+		t.Fatal("topic created with auto-creation off")
 	}
 }
