@@ -312,3 +312,26 @@ func TestSinkFailsWhenTheBrokerStaysUnreachable(t *testing.T) {
 	c.Close()
 	rs.waitFailed(t, 60*time.Second, "failing for")
 }
+
+// TestSinkWaitsForATopicThatDoesNotExistYet starts a sink before its topic exists, with a retry
+// bound shorter than the wait: a missing topic is not a failing fetch, as in Kafka Connect.
+func TestSinkWaitsForATopicThatDoesNotExistYet(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rs := startSinkRetrying(t, c, time.Second)
+	time.Sleep(4 * time.Second)
+	if err := c.CreateTopic("t", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, c, 0, 10)
+	waitCount(t, rs.plugin, 10)
+	select {
+	case err := <-rs.done:
+		rs.done <- err
+		t.Fatalf("task ended: %v", err)
+	default:
+	}
+}
