@@ -131,6 +131,11 @@ func Start(cfg Config) (*Broker, error) {
 		opts = append(opts, kfake.ClusterID(cfg.ClusterID))
 	}
 
+	if cfg.DataDir != "" {
+		if err := setAsideOrphanPartitions(cfg.DataDir, logger); err != nil {
+			return nil, fmt.Errorf("starting embedded broker with data dir %s: %w", cfg.DataDir, err)
+		}
+	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		if cfg.DataDir != "" {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -209,5 +210,75 @@ func TestDisableAutoTopicCreation(t *testing.T) {
 	}
 	if topics.Has("none") {
 		t.Fatal("topic created with auto-creation off")
+	}
+}
+
+// TestOrphanedPartitionsOfALostTopicAreSetAside starts a broker on a data dir that a broker killed
+// before this fix left behind: the records of an auto-created topic, but not the topic. Producing
+// to the topic again creates it afresh; its consumers must read the new records, not the old
+// batches underneath.
+func TestOrphanedPartitionsOfALostTopicAreSetAside(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	produceValues := func(b *Broker, values ...string) {
+		t.Helper()
+		cl := client(t, b, kgo.AllowAutoTopicCreation())
+		for _, v := range values {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "lost", Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+		}
+		cl.Close()
+	}
+	b := start(t, Config{DataDir: dir})
+	produceValues(b, "old-0", "old-1", "old-2", "old-3", "old-4")
+	b.Close()
+
+	// What the topic list looked like after a kill -9 before the fix: without the topic.
+	path := filepath.Join(dir, "topics.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topics map[string]any
+	if err := json.Unmarshal(raw, &topics); err != nil {
+		t.Fatal(err)
+	}
+	var kept []any
+	for _, tp := range topics["topics"].([]any) {
+		if tp.(map[string]any)["name"] != "lost" {
+			kept = append(kept, tp)
+		}
+	}
+	topics["topics"] = kept
+	if raw, err = json.Marshal(topics); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	b = start(t, Config{DataDir: dir})
+	defer b.Close()
+	produceValues(b, "new-0", "new-1", "new-2")
+	cl := client(t, b, kgo.ConsumeTopics("lost"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 3 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %q: %v", got, err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s-%d: %v", topic, p, err) })
+		for _, r := range fs.Records() {
+			got = append(got, fmt.Sprintf("%s@%d", r.Value, r.Offset))
+		}
+	}
+	if want := "[new-0@0 new-1@1 new-2@2]"; fmt.Sprint(got) != want {
+		t.Fatalf("recreated topic reads %v, want %s", got, want)
+	}
+	moved, err := filepath.Glob(filepath.Join(dir, "orphaned", "lost-0-*", "0.dat"))
+	if err != nil || len(moved) != 1 {
+		t.Fatalf("old records not kept under orphaned/: %v %v", moved, err)
 	}
 }
