@@ -279,6 +279,35 @@ func TestFilePipelineInWasm(t *testing.T) {
 	}
 }
 
+// TestFileSinkPluginDropsPartialLineLeftByACrash starts the FileStreamSink plugin on a file whose
+// last line a crash cut short: the plugin removes the partial line before writing, so the record
+// redelivered after the crash is a line of its own.
+func TestFileSinkPluginDropsPartialLineLeftByACrash(t *testing.T) {
+	files := t.TempDir()
+	h := newHost(t, files)
+	ctx := context.Background()
+	out := filepath.Join(files, "out.txt")
+	if err := os.WriteFile(out, []byte("line-52499\nline-"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sess := h.NewSession(wasmhost.Env{Connector: "file-sink"})
+	defer sess.Close(ctx)
+	sink, err := sess.Open(ctx, resolve(t, h, "FileStreamSink", wire.KindSink), wire.RoleTask, map[string]string{"file": out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []wire.Record{{Topic: "lines", Offset: 52500, Value: wire.String("line-52500")}, {Topic: "lines", Offset: 52501, Value: wire.String("line-52501")}}
+	if err := sink.Put(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Flush(ctx, []wire.TopicPartitionOffset{{Topic: "lines", Partition: 0, Offset: 52502}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "line-52499\nline-52500\nline-52501\n" {
+		t.Fatalf("sink file %q, want the partial line replaced by the redelivered records", b)
+	}
+}
+
 func TestFaultyPluginInWasm(t *testing.T) {
 	files := t.TempDir()
 	h := newHost(t, files)

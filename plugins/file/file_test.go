@@ -302,3 +302,69 @@ func TestSinkBuffersUntilFlush(t *testing.T) {
 		t.Errorf("no file: %v", err)
 	}
 }
+
+// TestSinkWritesWholeLines puts more than the sink buffers without a flush: whatever reached the
+// file must be whole lines, so a crash at any point leaves no line cut in two.
+func TestSinkWritesWholeLines(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	task := &sinkTask{}
+	if err := task.Start(sdk.NewTaskContext("c", 0, dir), sdk.Config{"file": out}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	long := strings.Repeat("x", 999)
+	for i := range 300 {
+		if err := task.Put([]sdk.SinkRecord{{Value: sdk.String(fmt.Sprintf("%s-%04d", long, i))}}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			t.Fatalf("after %d puts the file ends in a partial line (%d bytes): %q", i+1, len(b), b[bytes.LastIndexByte(b, '\n')+1:])
+		}
+	}
+}
+
+// TestSinkDropsPartialLastLineOnStart starts a sink on a file whose last line was cut short by a
+// crash: the partial line is removed, so the record redelivered after the crash starts a line of
+// its own instead of being appended to the stump.
+func TestSinkDropsPartialLastLineOnStart(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ before, after string }{
+		"partial last line":    {"line-1\nline-2\nline-", "line-1\nline-2\nline-3\n"},
+		"only a partial line":  {"line-", "line-3\n"},
+		"whole lines":          {"line-1\nline-2\n", "line-1\nline-2\nline-3\n"},
+		"empty":                {"", "line-3\n"},
+		"partial after 100 KB": {strings.Repeat("a", 100<<10) + "\n" + strings.Repeat("b", 70<<10), strings.Repeat("a", 100<<10) + "\nline-3\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".txt")
+			if err := os.WriteFile(out, []byte(tc.before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			task := &sinkTask{}
+			if err := task.Start(sdk.NewTaskContext("c", 0, dir), sdk.Config{"file": out}); err != nil {
+				t.Fatal(err)
+			}
+			if err := task.Put([]sdk.SinkRecord{{Value: sdk.String("line-3")}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := task.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(out); string(b) != tc.after {
+				t.Errorf("file after restart and one put: %q, want %q", shorten(b), shorten([]byte(tc.after)))
+			}
+		})
+	}
+}
+
+func shorten(b []byte) string {
+	if len(b) > 40 {
+		return fmt.Sprintf("%s...(%d bytes)...%s", b[:15], len(b)-30, b[len(b)-15:])
+	}
+	return string(b)
+}

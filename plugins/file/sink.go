@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -40,46 +40,113 @@ func (fileSink) TaskConfigs(cfg sdk.Config, maxTasks int) ([]sdk.Config, error) 
 
 func (fileSink) NewTask() sdk.SinkTask { return &sinkTask{} }
 
-// sinkTask is FileStreamSinkTask.
+// sinkTask is FileStreamSinkTask. It writes whole lines only, so that a crash (kill -9, a full
+// disk) never leaves a line cut in two that redelivered records would be appended to.
 type sinkTask struct {
 	filename string
 	f        *os.File
-	w        *bufio.Writer
-	line     []byte
+	size     int64  // bytes of whole lines in the file
+	pending  []byte // whole lines put since the last write
 }
+
+// sinkBufferSize is how many bytes of lines are kept before they are written out without a flush.
+const sinkBufferSize = 64 << 10
 
 func (t *sinkTask) Start(ctx *sdk.TaskContext, cfg sdk.Config) error {
 	t.filename = strings.TrimSpace(cfg[fileConfig])
 	if t.filename == "" {
 		return errors.New(noStdoutError)
 	}
-	f, err := ctx.OpenFile(t.filename, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := ctx.OpenFile(t.filename, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o644)
 	if err != nil {
 		return fmt.Errorf("Couldn't find or create file '%s' for FileStreamSinkTask: %w", t.filename, err)
 	}
-	t.f, t.w = f, bufio.NewWriterSize(f, 64<<10)
+	size, dropped, err := dropPartialLine(f)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("FileStreamSinkTask: removing the partial last line of %s: %w", t.filename, err)
+	}
+	if dropped > 0 {
+		ctx.Logf(sdk.LevelWarn, "removed a partial last line of %d bytes from %s, left by a write that was cut short; "+
+			"the records it held are delivered again", dropped, t.filename)
+	}
+	t.f, t.size = f, size
 	return nil
 }
 
-// Put writes the text form of each value and a newline.
-func (t *sinkTask) Put(records []sdk.SinkRecord) error {
-	for i := range records {
-		var err error
-		if t.line, err = sdk.AppendText(t.line[:0], records[i].Value); err != nil {
-			return fmt.Errorf("record %s-%d@%d: %w", records[i].Topic, records[i].Partition, records[i].Offset, err)
+// dropPartialLine truncates f after its last newline, removing what a write cut short by a crash
+// left behind. It returns the size of the file after that, and how many bytes it removed.
+func dropPartialLine(f *os.File) (size, dropped int64, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	end := fi.Size()
+	buf := make([]byte, 0, sinkBufferSize)
+	keep := int64(0)
+	for pos := end; pos > 0; {
+		n := min(pos, int64(cap(buf)))
+		pos -= n
+		chunk := buf[:n]
+		if _, err := f.ReadAt(chunk, pos); err != nil {
+			return 0, 0, err
 		}
-		t.line = append(t.line, '\n')
-		if _, err := t.w.Write(t.line); err != nil {
-			return fmt.Errorf("writing %s: %w", t.filename, err)
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			keep = pos + int64(i) + 1
+			break
 		}
 	}
+	if keep == end {
+		return end, 0, nil
+	}
+	if err := f.Truncate(keep); err != nil {
+		return 0, 0, err
+	}
+	return keep, end - keep, nil
+}
+
+// Put adds the text form of each value and a newline to the lines to write, and writes them out
+// once they fill the buffer.
+func (t *sinkTask) Put(records []sdk.SinkRecord) error {
+	for i := range records {
+		n := len(t.pending)
+		var err error
+		if t.pending, err = sdk.AppendText(t.pending, records[i].Value); err != nil {
+			t.pending = t.pending[:n]
+			return fmt.Errorf("record %s-%d@%d: %w", records[i].Topic, records[i].Partition, records[i].Offset, err)
+		}
+		t.pending = append(t.pending, '\n')
+		if len(t.pending) >= sinkBufferSize {
+			if err := t.write(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// write writes the pending lines with one write call. If the write fails part way, the file is
+// truncated back to its last whole line.
+func (t *sinkTask) write() error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	n, err := t.f.Write(t.pending)
+	t.pending = t.pending[:0]
+	if err != nil {
+		if n > 0 {
+			t.f.Truncate(t.size)
+		}
+		return fmt.Errorf("writing %s: %w", t.filename, err)
+	}
+	t.size += int64(n)
 	return nil
 }
 
 // Flush writes buffered lines and syncs the file, so that everything put so far is durable.
 func (t *sinkTask) Flush([]sdk.TopicPartitionOffset) error {
-	if err := t.w.Flush(); err != nil {
-		return fmt.Errorf("flushing %s: %w", t.filename, err)
+	if err := t.write(); err != nil {
+		return err
 	}
 	if err := t.f.Sync(); err != nil {
 		return fmt.Errorf("syncing %s: %w", t.filename, err)
@@ -91,7 +158,7 @@ func (t *sinkTask) Stop() error {
 	if t.f == nil {
 		return nil
 	}
-	err := t.w.Flush()
+	err := t.write()
 	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}

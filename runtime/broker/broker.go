@@ -38,8 +38,9 @@ type Config struct {
 	Listen string
 
 	// DataDir is the directory the broker persists its state to and
-	// reloads it from on the next Start. Empty keeps everything in memory
-	// and loses it on Close.
+	// reloads it from on the next Start. Each batch is fsynced before it
+	// is acknowledged, so a killed broker keeps every record it
+	// acknowledged. Empty keeps everything in memory and loses it on Close.
 	DataDir string
 
 	// ClusterID is the cluster id reported to clients. It only applies to
@@ -120,22 +121,30 @@ func Start(cfg Config) (*Broker, error) {
 			return net.Listen(network, net.JoinHostPort(host, p))
 		}))
 	}
-	if !cfg.DisableAutoTopicCreation {
-		opts = append(opts, kfake.AllowAutoTopicCreation())
-	}
 	if cfg.DataDir != "" {
-		opts = append(opts, kfake.DataDir(cfg.DataDir))
+		// Without SyncWrites kfake fsyncs segments only when it rolls them or
+		// stops: records it has acknowledged would live only in the page
+		// cache until then.
+		opts = append(opts, kfake.DataDir(cfg.DataDir), kfake.SyncWrites())
 	}
 	if cfg.ClusterID != "" {
 		opts = append(opts, kfake.ClusterID(cfg.ClusterID))
 	}
 
+	if cfg.DataDir != "" {
+		if err := setAsideOrphanPartitions(cfg.DataDir, logger); err != nil {
+			return nil, fmt.Errorf("starting embedded broker with data dir %s: %w", cfg.DataDir, err)
+		}
+	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		if cfg.DataDir != "" {
 			return nil, fmt.Errorf("starting embedded broker on %s with data dir %s: %w", cfg.Listen, cfg.DataDir, err)
 		}
 		return nil, fmt.Errorf("starting embedded broker on %s: %w", cfg.Listen, err)
+	}
+	if !cfg.DisableAutoTopicCreation {
+		autoCreateTopics(c)
 	}
 	b := &Broker{cluster: c, addr: c.ListenAddrs()[0]}
 

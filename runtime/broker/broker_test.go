@@ -2,7 +2,10 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +154,131 @@ func TestListenValidation(t *testing.T) {
 		} else {
 			t.Logf("%s: %v", listen, err)
 		}
+	}
+}
+
+// TestAutoCreatedTopicIsOnDiskBeforeUse copies the data dir of a running broker right after a
+// producer was acknowledged (what a kill -9 would leave) and starts a second broker on the copy: it
+// has the auto-created topic, under the same ID, with the records.
+func TestAutoCreatedTopicIsOnDiskBeforeUse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	b := start(t, Config{DataDir: dir})
+	defer b.Close()
+	cl := client(t, b, kgo.AllowAutoTopicCreation())
+	for i := range 5 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "auto", Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	crashed := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	b2 := start(t, Config{DataDir: crashed, DisableAutoTopicCreation: true})
+	defer b2.Close()
+	after, err := kadm.NewClient(client(t, b2)).ListTopics(ctx, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after["auto"].Err != nil || after["auto"].ID != topics["auto"].ID {
+		t.Fatalf("topic after the crash: %+v (err %v), before: ID %s", after["auto"].ID, after["auto"].Err, topics["auto"].ID)
+	}
+	if got := consumeAll(ctx, t, b2, "auto", 5); string(got[4].Value) != "v4" {
+		t.Fatalf("records after the crash: last is %q", got[4].Value)
+	}
+}
+
+func TestDisableAutoTopicCreation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b := start(t, Config{DisableAutoTopicCreation: true})
+	defer b.Close()
+	cl := client(t, b, kgo.AllowAutoTopicCreation(), kgo.RecordDeliveryTimeout(2*time.Second))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "none", Value: []byte("v")}).FirstErr(); err == nil {
+		t.Fatal("produce to a missing topic succeeded with auto-creation off")
+	}
+	topics, err := kadm.NewClient(cl).ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("none") {
+		t.Fatal("topic created with auto-creation off")
+	}
+}
+
+// TestOrphanedPartitionsOfALostTopicAreSetAside starts a broker on a data dir that a broker killed
+// before this fix left behind: the records of an auto-created topic, but not the topic. Producing
+// to the topic again creates it afresh; its consumers must read the new records, not the old
+// batches underneath.
+func TestOrphanedPartitionsOfALostTopicAreSetAside(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	produceValues := func(b *Broker, values ...string) {
+		t.Helper()
+		cl := client(t, b, kgo.AllowAutoTopicCreation())
+		for _, v := range values {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "lost", Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+		}
+		cl.Close()
+	}
+	b := start(t, Config{DataDir: dir})
+	produceValues(b, "old-0", "old-1", "old-2", "old-3", "old-4")
+	b.Close()
+
+	// What the topic list looked like after a kill -9 before the fix: without the topic.
+	path := filepath.Join(dir, "topics.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topics map[string]any
+	if err := json.Unmarshal(raw, &topics); err != nil {
+		t.Fatal(err)
+	}
+	var kept []any
+	for _, tp := range topics["topics"].([]any) {
+		if tp.(map[string]any)["name"] != "lost" {
+			kept = append(kept, tp)
+		}
+	}
+	topics["topics"] = kept
+	if raw, err = json.Marshal(topics); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	b = start(t, Config{DataDir: dir})
+	defer b.Close()
+	produceValues(b, "new-0", "new-1", "new-2")
+	cl := client(t, b, kgo.ConsumeTopics("lost"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 3 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %q: %v", got, err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s-%d: %v", topic, p, err) })
+		for _, r := range fs.Records() {
+			got = append(got, fmt.Sprintf("%s@%d", r.Value, r.Offset))
+		}
+	}
+	if want := "[new-0@0 new-1@1 new-2@2]"; fmt.Sprint(got) != want {
+		t.Fatalf("recreated topic reads %v, want %s", got, want)
+	}
+	moved, err := filepath.Glob(filepath.Join(dir, "orphaned", "lost-0-*", "0.dat"))
+	if err != nil || len(moved) != 1 {
+		t.Fatalf("old records not kept under orphaned/: %v %v", moved, err)
 	}
 }

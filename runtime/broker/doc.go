@@ -6,7 +6,7 @@
 // Connect worker depends on it: topics are auto-created, new topics get one
 // partition, and compacted topics are actually compacted on Kafka's default
 // cleaner schedule. With a data directory the broker keeps its topics,
-// records and group offsets across restarts.
+// records and group offsets across restarts, a kill -9 included.
 //
 // The embedded broker is meant for development and single-machine setups:
 // it has one node, keeps a copy of all data in memory, and always listens

@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -41,6 +40,9 @@ type SinkConfig struct {
 	// ActiveTopics learns each topic the task consumes, when its first record is fetched
 	// (topic.tracking.enable). Nil: topics are not tracked.
 	ActiveTopics TopicRecorder
+	// FetchRetryTimeout is how long a partition may keep failing with retriable fetch errors before
+	// the task fails; zero means DefaultFetchRetryTimeout. Non-retriable errors fail it at once.
+	FetchRetryTimeout time.Duration
 }
 
 // Sink runs one sink task.
@@ -124,6 +126,7 @@ func (s *Sink) Run(ctx context.Context) error {
 
 func (s *Sink) run(ctx context.Context) error {
 	report := stateReporter(s.cfg.OnState)
+	failures := newFetchFailures(s.cfg.FetchRetryTimeout)
 	lastFlush := time.Now()
 	for {
 		if !s.ctl.waitResumed(ctx, func() { report(connect.StatePaused) }) {
@@ -137,22 +140,28 @@ func (s *Sink) run(ctx context.Context) error {
 			s.cl.AllowRebalance()
 			return nil
 		}
+		recs := fetches.Records()
+		failures.progressed(recs)
 		var fatal error
 		fetches.EachError(func(topic string, p int32, err error) {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			if fatal != nil {
 				return
 			}
-			if errors.Is(err, kgo.ErrClientClosed) {
-				fatal = err
-				return
+			switch classifyFetchError(err) {
+			case fetchIgnore:
+			case fetchLog:
+				s.log.Warn("fetch error; the consumer recovered by itself", "topic", topic, "partition", p, "err", err)
+			case fetchRetriable:
+				s.log.Warn("fetch error; retrying", "topic", topic, "partition", p, "err", err)
+				fatal = failures.failed(topic, p, err, time.Now())
+			case fetchFatal:
+				fatal = fatalFetchError(topic, p, err)
 			}
-			s.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
 		})
 		if fatal != nil {
 			s.cl.AllowRebalance()
 			return fmt.Errorf("task %s failed in KAFKA_CONSUME: %w", s.cfg.ID, fatal)
 		}
-		recs := fetches.Records()
 		if len(recs) > 0 {
 			s.cfg.Metrics.SinkRecordsRead(len(recs))
 			if err := s.deliver(ctx, recs); err != nil {
