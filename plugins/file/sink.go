@@ -46,10 +46,11 @@ type sinkTask struct {
 	filename string
 	f        *os.File
 	size     int64  // bytes of whole lines in the file
-	pending  []byte // whole lines put since the last write
+	pending  []byte // whole lines of the current put, not written yet
 }
 
-// sinkBufferSize is how many bytes of lines are kept before they are written out without a flush.
+// sinkBufferSize bounds the lines of one put kept before they are written out, and the chunks in
+// which a partial last line is looked for on start.
 const sinkBufferSize = 64 << 10
 
 func (t *sinkTask) Start(ctx *sdk.TaskContext, cfg sdk.Config) error {
@@ -105,8 +106,10 @@ func dropPartialLine(f *os.File) (size, dropped int64, err error) {
 	return keep, end - keep, nil
 }
 
-// Put adds the text form of each value and a newline to the lines to write, and writes them out
-// once they fill the buffer.
+// Put writes the text form of each value and a newline. As Kafka's FileStreamSinkTask, which prints
+// each record, the lines are in the file when Put returns, so a reader sees them at once rather than
+// at the next offset commit; they are written with one write call per put (and per 64 KiB) and
+// synced at Flush.
 func (t *sinkTask) Put(records []sdk.SinkRecord) error {
 	for i := range records {
 		n := len(t.pending)
@@ -122,7 +125,7 @@ func (t *sinkTask) Put(records []sdk.SinkRecord) error {
 			}
 		}
 	}
-	return nil
+	return t.write()
 }
 
 // write writes the pending lines with one write call. If the write fails part way, the file is
@@ -143,7 +146,7 @@ func (t *sinkTask) write() error {
 	return nil
 }
 
-// Flush writes buffered lines and syncs the file, so that everything put so far is durable.
+// Flush syncs the file, so that everything put so far is durable before its offsets are committed.
 func (t *sinkTask) Flush([]sdk.TopicPartitionOffset) error {
 	if err := t.write(); err != nil {
 		return err
