@@ -2,15 +2,14 @@ package wasmhost
 
 import (
 	"context"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
-// cpuBound bounds the CPU time of each guest call. It is the one seam where the mechanism lives, so
-// that the deadline implementation below can be replaced by load-time fuel instrumentation
-// (wasmhost/internal/fuel) without touching loading, instances or the ABI code:
+// cpuBound bounds the CPU time of each guest call. It is the one seam where the mechanism lives
+// (fuelBound: load-time fuel instrumentation, wasmhost/internal/fuel), so that the benchmarks can
+// compare it with other mechanisms without touching loading, instances or the ABI code:
 //
 //   - configure adjusts the runtime once, before any module is compiled;
 //   - prepare returns the bytes to compile for a module (fuel: the instrumented module);
@@ -28,28 +27,4 @@ type cpuBound interface {
 	start(ctx context.Context, mod api.Module) (context.Context, context.CancelFunc)
 	// release forgets an instance that is being closed.
 	release(mod api.Module)
-}
-
-// deadlineBound is the interim CPU bound: wazero's WithCloseOnContextDone plus a deadline per call.
-//
-// It is simple and catches every runaway loop, but it is expensive on loop-heavy guests: wazero then
-// exits to Go at every loop header and starts a goroutine per call (measured 8-23x slower on
-// byte-at-a-time transforms, ~1.5 µs per call; see docs on fuel instrumentation), which is why it
-// sits behind cpuBound.
-type deadlineBound struct {
-	timeout time.Duration
-}
-
-func (d deadlineBound) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig {
-	// Without this, neither a deadline nor Module.Close stops a spinning guest, and the next GC of
-	// the whole worker waits for it forever.
-	return rc.WithCloseOnContextDone(true)
-}
-
-func (deadlineBound) setup(context.Context, wazero.Runtime) error { return nil }
-func (deadlineBound) prepare(wasm []byte) ([]byte, error)         { return wasm, nil }
-func (deadlineBound) release(api.Module)                          {}
-
-func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d.timeout)
 }

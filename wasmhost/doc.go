@@ -42,11 +42,13 @@
 //
 // # CPU bound
 //
-// The interim mechanism is wazero's WithCloseOnContextDone with a deadline per call. It stops any
-// loop, and it keeps a spinning guest from stalling the Go GC of the whole process, but it makes
-// wazero leave compiled code at every loop header and start a goroutine per call (BenchmarkCall,
-// BenchmarkPoll: bound=deadline against bound=none). It sits behind the small cpuBound interface
-// in cpu.go so that load-time fuel instrumentation (wasmhost/internal/fuel) can replace it.
+// Every module is fuel-instrumented when it is loaded (wasmhost/internal/fuel): each function entry
+// and loop header counts down a per-instance counter, and about every millisecond of work the guest
+// calls back into the host, which aborts the call once plugin.call.timeout.ms has passed. That stops
+// any loop, and the regular check-ins keep a spinning guest from stalling the Go GC of the whole
+// process, at a fraction of the cost of wazero's WithCloseOnContextDone (BenchmarkCall and
+// BenchmarkPoll compare bound=fuel, bound=deadline and bound=none). The mechanism sits behind the
+// small cpuBound interface in cpu.go.
 //
 // # What it must not know
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,8 +15,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/wasmconnect/wasmconnect/runtime/rest"
 )
 
 // TestConnectorLifecycleAsToolsDriveIt drives a connector through the calls kcctl and the Terraform
@@ -111,14 +110,13 @@ func TestConnectorLifecycleAsToolsDriveIt(t *testing.T) {
 // TestRESTAuthentication runs a worker with basic authentication: writes need the admin role.
 func TestRESTAuthentication(t *testing.T) {
 	_, addr := startBroker(t)
-	adminHash, err := rest.HashPassword("s3cret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readerHash, _ := rest.HashPassword("look")
+	// The hashes come from `wasmconnect hash password`, as an operator makes them.
+	adminHash, readerHash := hashCLI(t, "password", "s3cret"), hashCLI(t, "password", "look")
 	creds := filepath.Join(t.TempDir(), "users")
 	os.WriteFile(creds, []byte("admin:"+adminHash+":admin\nreader:"+readerHash+":read\n"), 0o600)
-	w := startWorkerNoWait(t, "worker", addr, map[string]string{"rest.auth.basic.file": creds})
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(tokens, []byte("ci:"+hashCLI(t, "token", "ci-token-1")+":read\n"), 0o600)
+	w := startWorkerNoWait(t, "worker", addr, map[string]string{"rest.auth.basic.file": creds, "rest.auth.tokens.file": tokens})
 	waitFor(t, time.Minute, "health", func() bool { code, _ := w.call(t, "GET", "/health", nil); return code == 200 })
 
 	do := func(method, path, user, pass string) int {
@@ -151,4 +149,28 @@ func TestRESTAuthentication(t *testing.T) {
 	if got := do("GET", "/connectors", "admin", "wrong"); got != 401 {
 		t.Errorf("wrong password: %d", got)
 	}
+	for token, want := range map[string]int{"ci-token-1": 200, "ci-token-2": 401} {
+		req, _ := http.NewRequest("GET", w.url+"/connectors", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET /connectors with bearer token %s: %d, want %d", token, resp.StatusCode, want)
+		}
+	}
+}
+
+// hashCLI runs `wasmconnect hash kind` with secret on stdin and returns the hash it prints.
+func hashCLI(t *testing.T, kind, secret string) string {
+	t.Helper()
+	cmd := exec.Command(binary, "hash", kind)
+	cmd.Stdin = strings.NewReader(secret + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("wasmconnect hash %s: %v", kind, err)
+	}
+	return strings.TrimSpace(string(out))
 }

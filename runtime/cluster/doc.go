@@ -10,8 +10,8 @@
 //
 // # Layout
 //
-//   - protocol.go: the codec for member metadata and assignments, versions 0 to 2 (reference
-//     §2.2), plus the wasmconnect extension. Pure.
+//   - protocol.go: the codec for member metadata and assignments, versions 0 to 2 (Kafka's
+//     ConnectProtocol and IncrementalCooperativeConnectProtocol), plus the wasmconnect extension. Pure.
 //   - assignor.go: Kafka's eager and incremental cooperative assignors as one pure function
 //     with explicit state (assign, coopState): no clock, no I/O, tested with tables and
 //     randomized simulations.
@@ -53,8 +53,8 @@
 // # The wasmconnect extension
 //
 // Two Connect clusters that share a group.id but not their internal topics or converters merge
-// silently or loop on CONFIG_MISMATCH (reference §6.1). To say why instead, wasmconnect appends
-// an extension to the standard fields: member metadata carries the worker's version and its
+// silently or loop on CONFIG_MISMATCH (Kafka's workers compare no settings when they join). To
+// say why instead, wasmconnect appends an extension to the standard fields: member metadata carries the worker's version and its
 // cluster-relevant settings (SettingKeys: internal topic names and sizes, converters), and an
 // assignment may carry a human-readable error. A wasmconnect leader refuses a member whose
 // settings differ from its own for a key both report, with a message naming each setting, the
@@ -70,8 +70,8 @@
 // accepted, and a Java leader ignores the extension, so mixed groups behave exactly as Kafka.
 //
 // Java ignores the extension because its decoders (Kafka's Schema.read) read the fields they
-// declare and never check that the buffer was consumed. The reference (§2.2) also requires
-// reading v0 payloads with the v1 schema, and Java does exactly that for assignments; a v0
+// declare and never check that the buffer was consumed. Java may also read a v0 payload with the
+// v1 schema (IncrementalCooperativeConnectProtocol does so for assignments), so a v0
 // payload with an extension is therefore padded with the v1 fields' empty values first (a null
 // allocation in metadata; a null revoked list and a zero delay in an assignment), so a v1 reader
 // stops before the extension. TestJavaIgnoresExtension checks this with a reader written to
@@ -81,8 +81,10 @@
 //
 // Defaults are Kafka's: session 10 s, heartbeat 3 s, rebalance 60 s. Heartbeats continue while
 // the Handler works and while the member waits in JoinGroup or SyncGroup (brokers count those;
-// kfake otherwise times out a member that waits for a slow rebalance). A graceful stop sends
-// LeaveGroup, so the others rebalance at their next heartbeat; the departed worker's work then
-// waits for the scheduled delay like any lost work, as in Kafka, which is what lets a restarting
-// worker take it back.
+// kfake otherwise times out a member that waits for a slow rebalance). A graceful stop first hands
+// the work over: one last rebalance as a leaving member with nothing running, so that the leader
+// gives its work to the others at once (see handOver), then LeaveGroup. Kafka instead leaves at
+// once, and the departed worker's work waits for scheduled.rebalance.max.delay.ms like any lost
+// work; here only a worker that dies (or whose hand-over fails) is waited for, so that a restarting
+// worker can take its work back.
 package cluster

@@ -914,7 +914,6 @@ func (m *Member) leave(ctx context.Context, reason string) {
 	m.log.Info("left the group", "member_id", id, "reason", reason)
 }
 
-// shutdown stops the work, then leaves the group.
 // handOver runs one last rebalance as a leaving member, with nothing running, so that the leader
 // gives this worker's work to the others at once. A plain LeaveGroup would make the leader treat
 // the work as lost and hold it for scheduled.rebalance.max.delay.ms, in case the worker comes
@@ -938,6 +937,7 @@ func (m *Member) handOver(ctx context.Context) {
 // handOverTimeout bounds the last rebalance of a stopping worker.
 const handOverTimeout = 8 * time.Second
 
+// shutdown stops the work, hands it over, then leaves the group.
 func (m *Member) shutdown(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	m.revokeAll(bg, "worker stopping")

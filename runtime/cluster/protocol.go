@@ -140,8 +140,8 @@ type MetadataExtension struct {
 // Java reads these bytes with Kafka's Schema.read (ConnectProtocol and
 // IncrementalCooperativeConnectProtocol), which reads the declared fields in order and never
 // checks that the buffer was consumed; trailing bytes are ignored. One case needs care: Java
-// may read a v0 payload with its v1 schema (reference §2.2: "read v0 metadata with the v1
-// decoder"), which would take the extension's first bytes for the allocation. So in v0 the
+// may read a v0 payload with its v1 schema (IncrementalCooperativeConnectProtocol reads v0
+// metadata with the v1 decoder), which would take the extension's first bytes for the allocation. So in v0 the
 // extension is preceded by a null allocation (INT32 -1): a v0 reader stops before it, a v1
 // reader sees "no allocation" and stops after it. In v1/v2 the extension follows the
 // allocation, the last field Java knows. A future Java version 3 that appends fields would

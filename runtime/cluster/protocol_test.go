@@ -11,7 +11,8 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 )
 
-// The expected bytes below are written out from the layouts in the reference (§2.2), field by
+// The expected bytes below are written out from the schemas of Kafka's ConnectProtocol and
+// IncrementalCooperativeConnectProtocol (KIP-415, KIP-507), field by
 // field, without the package's writer.
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }

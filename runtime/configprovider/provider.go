@@ -127,9 +127,6 @@ func FromProperties(props map[string]string) (*Providers, error) {
 	return ps, nil
 }
 
-// New returns providers by name, for tests and embedding.
-func New(byName map[string]Provider) *Providers { return &Providers{byName: byName} }
-
 // Names lists the configured providers, sorted.
 func (p *Providers) Names() []string {
 	names := make([]string, 0, len(p.byName))

@@ -83,9 +83,7 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 			cs.reported = "" // the new generation re-reports every status
 		}
 	})
-	h.log.Info("rebalance completed", "generation", a.Generation, "leader", a.Leader, "leader_url", a.LeaderURL,
-		"connectors", len(a.Owned.Connectors), "tasks", len(a.Owned.Tasks),
-		"assigned", a.Assigned.String(), "revoked", a.Revoked.String(), "delay", a.Delay)
+	// The member logged "rebalance completed" with the assignment.
 }
 
 // stopTasks stops tasks and records them as UNASSIGNED (a safe write: a newer owner's status wins).

@@ -223,15 +223,6 @@ func (h *Herder) ConnectorStatus(_ context.Context, name string) (connect.Connec
 	return info, nil
 }
 
-// TaskStatus returns one task's state.
-func (h *Herder) TaskStatus(ctx context.Context, id connect.TaskID) (connect.TaskState, error) {
-	info, err := h.ConnectorStatus(ctx, id.Connector)
-	if err == nil && id.Task >= 0 && id.Task < len(info.Tasks) {
-		return info.Tasks[id.Task], nil
-	}
-	return connect.TaskState{}, connect.NotFound("No status found for task %s", id)
-}
-
 // TaskConfigs returns the connector's task configs.
 func (h *Herder) TaskConfigs(_ context.Context, name string) ([]connect.TaskInfo, error) {
 	snap, _, err := h.config(name)

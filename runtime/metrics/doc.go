@@ -14,7 +14,7 @@
 // # Names
 //
 // Kafka Connect exposes its metrics over JMX in the kafka.connect domain with connector and task tags
-// (reference §5). The series here keep Kafka's meaning and tags, in Prometheus style: a
+// (ConnectMetricsRegistry, KIP-196). The series here keep Kafka's meaning and tags, in Prometheus style: a
 // "wasmconnect_" prefix, snake case, "_total" on counters, base units (seconds), and one gauge per
 // state value instead of a string "status" attribute. Rates and averages are left to PromQL (rate(),
 // histogram_quantile()).

@@ -201,12 +201,6 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 	return n, nil
 }
 
-// URL returns the worker's advertised REST URL.
-func (n *Node) URL() string { return n.url }
-
-// WorkerID returns the worker id (advertised host:port).
-func (n *Node) WorkerID() string { return n.workerID }
-
 // Stop stops the worker gracefully: tasks stop and commit their offsets, then the REST server and
 // the Kafka clients close.
 func (n *Node) Stop(ctx context.Context) error {

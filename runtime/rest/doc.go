@@ -1,4 +1,4 @@
-// Package rest serves Kafka Connect's REST API (reference §1) over a Herder, so that kcctl, kafka-ui,
+// Package rest serves Kafka Connect's REST API (Kafka's ConnectRestServer and its resources, KIP-495, KIP-558, KIP-875, KIP-1017) over a Herder, so that kcctl, kafka-ui,
 // AKHQ, Strimzi and the Terraform provider work against a wasmconnect worker unchanged.
 //
 //	srv := rest.New(herder, rest.WithLogger(log))

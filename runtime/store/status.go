@@ -226,14 +226,6 @@ func (s *StatusStore) put(ctx context.Context, key string, st Status, safe bool,
 	return true, nil
 }
 
-// DeleteTask tombstones a task's status.
-func (s *StatusStore) DeleteTask(ctx context.Context, connector string, task int) error {
-	if err := s.log.Write(ctx, Record{Key: []byte(taskStatusKey(connector, task))}); err != nil {
-		return fmt.Errorf("deleting status of task %s-%d: %w", connector, task, err)
-	}
-	return nil
-}
-
 // DeleteConnector tombstones the statuses of a deleted connector: its
 // active topics, every task status known, and the connector status last,
 // as Kafka Connect's herder does on deletion.

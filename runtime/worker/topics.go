@@ -110,13 +110,3 @@ func (w *topicWriter) write(ts store.TopicStatus) {
 		delay = min(delay*2, 30*time.Second)
 	}
 }
-
-// wait blocks until every record enqueued so far has been written (or given up on).
-func (w *topicWriter) wait() {
-	w.mu.Lock()
-	idle, running := w.idle, w.running
-	w.mu.Unlock()
-	if running {
-		<-idle
-	}
-}

@@ -235,3 +235,13 @@ func TestTopicWriterRetriesAndSkipsKnownTopics(t *testing.T) {
 		t.Errorf("puts %+v", f.puts)
 	}
 }
+
+// wait (for tests) blocks until every record enqueued so far has been written (or given up on).
+func (w *topicWriter) wait() {
+	w.mu.Lock()
+	idle, running := w.idle, w.running
+	w.mu.Unlock()
+	if running {
+		<-idle
+	}
+}
