@@ -27,7 +27,7 @@ func fixture(t *testing.T) (fsys *FS, root, outside string) {
 		}
 	}
 	for p, content := range map[string]string{
-		filepath.Join(outside, "secret.txt"):  "secret\n",
+		filepath.Join(outside, "secret.txt"): "secret\n",
 		filepath.Join(root, "sub", "in.txt"): "inside\n",
 	} {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
