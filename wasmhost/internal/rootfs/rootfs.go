@@ -84,7 +84,7 @@ func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (e
 			return nil, experimentalsys.ELOOP
 		}
 	}
-	osf, err := f.root.OpenFile(p, osFlag(flag)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+	osf, err := f.root.OpenFile(p, osFlag(flag)|openNonblock, perm&fs.ModePerm)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) {
 			return nil, experimentalsys.ENOTSUP // a FIFO opened to write, with no reader
@@ -100,8 +100,12 @@ func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (e
 		osf.Close()
 		return nil, experimentalsys.ENOTSUP
 	}
+	if flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
+		osf.Close()
+		return nil, experimentalsys.ENOTDIR // where the platform has no O_DIRECTORY
+	}
 	if flag&experimentalsys.O_NONBLOCK == 0 {
-		if err := syscall.SetNonblock(int(osf.Fd()), false); err != nil {
+		if err := clearNonblock(osf); err != nil {
 			osf.Close()
 			return nil, errnoOf(err)
 		}
@@ -109,7 +113,15 @@ func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (e
 	return newFile(osf, flag, fi), 0
 }
 
-// osFlag translates wazero's open flags; O_NOFOLLOW is handled by OpenFile, O_NONBLOCK always set.
+// flagMap pairs a wazero open flag with the host's.
+type flagMap struct {
+	sys experimentalsys.Oflag
+	os  int
+}
+
+// osFlag translates wazero's open flags; O_NOFOLLOW is handled by OpenFile, O_NONBLOCK always set
+// where the platform has it, O_DSYNC served by the stronger O_SYNC and O_RSYNC left out (Linux's
+// equals O_SYNC), as not every platform's syscall package has them.
 func osFlag(flag experimentalsys.Oflag) int {
 	var out int
 	switch flag & (experimentalsys.O_RDONLY | experimentalsys.O_RDWR | experimentalsys.O_WRONLY) {
@@ -120,19 +132,14 @@ func osFlag(flag experimentalsys.Oflag) int {
 	default:
 		out = os.O_RDONLY
 	}
-	for _, m := range []struct {
-		sys experimentalsys.Oflag
-		os  int
-	}{
+	for _, m := range append([]flagMap{
 		{experimentalsys.O_APPEND, os.O_APPEND},
 		{experimentalsys.O_CREAT, os.O_CREATE},
 		{experimentalsys.O_EXCL, os.O_EXCL},
 		{experimentalsys.O_SYNC, os.O_SYNC},
+		{experimentalsys.O_DSYNC, os.O_SYNC},
 		{experimentalsys.O_TRUNC, os.O_TRUNC},
-		{experimentalsys.O_DIRECTORY, syscall.O_DIRECTORY},
-		{experimentalsys.O_DSYNC, syscall.O_DSYNC},
-		{experimentalsys.O_RSYNC, syscall.O_RSYNC},
-	} {
+	}, platformFlags...) {
 		if flag&m.sys != 0 {
 			out |= m.os
 		}
