@@ -28,6 +28,7 @@ var modules = map[string]string{
 	"file.wasm":       "plugins/file",
 	"converters.wasm": "plugins/converters",
 	"faulty.wasm":     "plugins/testdata/faulty",
+	"hostile.wasm":    "plugins/testdata/hostile",
 }
 
 func TestMain(m *testing.M) {

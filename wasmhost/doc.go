@@ -23,9 +23,10 @@
 //     imports wasmconnect.log and wasmconnect.offset_get bounds-check every guest pointer. The
 //     binary layouts come from sdk/go/wire, shared with the Go guest SDK.
 //   - Limits. Linear memory is capped per instance (Config.MemoryLimitBytes); every call is bounded
-//     in time (Config.CallTimeout); the guest sees only the directories in Config.FSAllow, real
-//     clocks and randomness, no network, no environment. Guest stdout and stderr become log lines
-//     tagged with connector and task.
+//     in time (Config.CallTimeout); the guest sees only the directories in Config.FSAllow (each
+//     path confined to them after symbolic links are resolved, only regular files and directories
+//     opened: internal/rootfs), real clocks and randomness, no network, no environment. Guest
+//     stdout and stderr become log lines tagged with connector and task.
 //
 // # Failures
 //

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost/internal/rootfs"
 )
 
 // Defaults for the zero values of Config.
@@ -40,8 +42,9 @@ type Config struct {
 	// CallTimeout bounds one guest call; a call that runs longer is aborted and fails like a trap.
 	// Zero: DefaultCallTimeout.
 	CallTimeout time.Duration
-	// FSAllow lists the host directories plugins may see, each mounted at its own path. None: the
-	// guest has no file system at all.
+	// FSAllow lists the host directories plugins may see, each mounted at its own path. Every path
+	// is confined to its directory after symbolic links are resolved (see internal/rootfs), and only
+	// regular files and directories can be opened. None: the guest has no file system at all.
 	FSAllow []string
 	// Logger receives host diagnostics and, tagged per connector and task, guest log lines and
 	// stdout/stderr. Nil: slog.Default().
@@ -77,6 +80,7 @@ type Host struct {
 	cache   wazero.CompilationCache
 	cpu     cpuBound
 	modCfg  wazero.ModuleConfig // shared part of every instance's config (FS, clocks, randomness)
+	roots   []*rootfs.FS        // the FSAllow directories, shared by every instance
 	pages   uint32              // memory cap in pages
 	modules map[string]*module  // by path
 	plugins []Plugin            // sorted by kind, then class
@@ -153,7 +157,15 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 		h.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: host functions: %w", err)
 	}
-	h.modCfg = baseModuleConfig(allow)
+	for _, d := range allow {
+		r, err := rootfs.New(d)
+		if err != nil {
+			h.Close(ctx)
+			return nil, fmt.Errorf("wasmhost: file system allow-list entry %q: %w", d, err)
+		}
+		h.roots = append(h.roots, r)
+	}
+	h.modCfg = baseModuleConfig(h.roots)
 
 	h.load(ctx)
 	for _, e := range h.errs {
@@ -188,17 +200,19 @@ func cleanFSAllow(dirs []string) ([]string, error) {
 // baseModuleConfig is what every instance shares: the granted directories, real clocks and a real
 // random source (wazero defaults to fake, deterministic ones), no arguments, no environment, and no
 // start function (plugins are reactors; _initialize is called explicitly, under the CPU bound).
-func baseModuleConfig(allow []string) wazero.ModuleConfig {
+// Each directory is mounted at its own host path through rootfs, not wazero's WithDirMount, which
+// follows any symbolic link out of the directory.
+func baseModuleConfig(roots []*rootfs.FS) wazero.ModuleConfig {
 	mc := wazero.NewModuleConfig().
 		WithName(""). // anonymous, so that one compiled module can be instantiated many times
 		WithStartFunctions().
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader)
-	if len(allow) > 0 {
+	if len(roots) > 0 {
 		fc := wazero.NewFSConfig()
-		for _, d := range allow {
-			fc = fc.WithDirMount(d, d)
+		for _, r := range roots {
+			fc = fc.(sysfs.FSConfig).WithSysFSMount(r, r.String())
 		}
 		mc = mc.WithFSConfig(fc)
 	}
@@ -214,6 +228,9 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 		if h.cache != nil {
 			err = errors.Join(err, h.cache.Close(ctx))
+		}
+		for _, r := range h.roots {
+			err = errors.Join(err, r.Close())
 		}
 	})
 	return err
