@@ -1,6 +1,8 @@
 package connect
 
 import (
+	"encoding/base64"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -108,8 +110,13 @@ func mustJSON(t *testing.T, s *Schema) []byte {
 
 func TestErrors(t *testing.T) {
 	for _, c := range []struct{ schema, payload, want string }{
-		{`{"type":"int32","optional":false}`, `"x"`, "Invalid value for schema type INT32: STRING"},
-		{`{"type":"int8","optional":false}`, `300`, "Invalid value for schema type INT8: number 300"},
+		{`{"type":"int32","optional":false}`, `"x"`, `Invalid value for schema type INT32: found STRING "x"`},
+		{`{"type":"int8","optional":false}`, `300`, "Invalid value for schema type INT8: 300 is not an integer in range"},
+		{`{"type":"struct","fields":[{"type":"array","items":{"type":"int8"},"field":"a"}]}`, `{"a":[1,true]}`, "Invalid value for schema type INT8 at a[1]: found BOOLEAN true"},
+		// Kafka's JsonConverter.asConnectSchema texts.
+		{`{"type":"array"}`, `[]`, "Array schema did not specify the element type"},
+		{`{"type":"map","values":{"type":"string"}}`, `{}`, "Map schema did not specify the key type"},
+		{`{"type":"map","keys":{"type":"string"}}`, `{}`, "Map schema did not specify the value type"},
 		{`{"type":"int32","optional":false}`, `null`, "Invalid null value for required INT32 field"},
 		{`{"type":"struct","fields":[{"type":"string","optional":false,"field":"a"}],"optional":false}`, `{}`, "Invalid null value for required STRING field"},
 		{`{"type":"nope"}`, `1`, "Unknown schema type: nope"},
@@ -206,5 +213,53 @@ func TestScanObject(t *testing.T) {
 		if err := ScanObject([]byte(bad), func([]byte, int, int) error { return nil }); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+func TestDecodeJSONRejectsTrailingData(t *testing.T) {
+	for _, in := range []string{`{} {}`, `{} }`, `{} ]`, `1 2`, `"a" x`} {
+		if v, err := DecodeJSON([]byte(in)); err == nil {
+			t.Errorf("DecodeJSON(%s) = %v, want an error", in, v)
+		}
+	}
+	for in, want := range map[string]string{` {"a": 1.0} `: "map[a:1.0]", "[]\n": "[]", `null`: "<nil>"} {
+		if v, err := DecodeJSON([]byte(in)); err != nil || fmt.Sprint(v) != want {
+			t.Errorf("DecodeJSON(%s) = %v %v, want %s", in, v, err, want)
+		}
+	}
+}
+
+// TestDecimals checks the Decimal bytes (BigInteger.toByteArray of the unscaled value) and the
+// NUMERIC form for positive, zero and negative scales.
+func TestDecimals(t *testing.T) {
+	for _, tc := range []struct {
+		num   string
+		scale int
+		b64   string
+		text  string // decimal.format=NUMERIC
+	}{
+		{"123.45", 2, "MDk=", "123.45"}, {"-1.50", 2, "/2o=", "-1.50"}, {"0", 0, "AA==", "0"}, {"128", 0, "AIA=", "128"},
+		{"-128", 0, "gA==", "-128"}, {"-129", 0, "/38=", "-129"}, {"0.001", 3, "AQ==", "0.001"}, {"1000", -3, "AQ==", "1000"},
+		{"-0.05", 2, "+w==", "-0.05"},
+	} {
+		r, err := decimalFromText(tc.num, tc.scale)
+		if err != nil {
+			t.Fatalf("decimalFromText(%s, %d): %v", tc.num, tc.scale, err)
+		}
+		b, err := decimalBytes(r, tc.scale)
+		if err != nil || base64.StdEncoding.EncodeToString(b) != tc.b64 {
+			t.Errorf("decimalBytes(%s, %d) = %s %v, want %s", tc.num, tc.scale, base64.StdEncoding.EncodeToString(b), err, tc.b64)
+		}
+		raw, _ := base64.StdEncoding.DecodeString(tc.b64)
+		back := decimalFromBytes(raw, tc.scale)
+		if back.Cmp(r) != 0 {
+			t.Errorf("decimalFromBytes(%s, %d) = %s, want %s", tc.b64, tc.scale, back.RatString(), r.RatString())
+		}
+		if got, err := decimalText(back, tc.scale); err != nil || got != tc.text {
+			t.Errorf("decimalText(%s, %d) = %s %v, want %s", tc.b64, tc.scale, got, err, tc.text)
+		}
+	}
+	if _, err := decimalFromText("1.25", 1); err == nil || !strings.Contains(err.Error(), "rounding necessary") {
+		t.Errorf("1.25 at scale 1: %v", err)
 	}
 }
