@@ -263,3 +263,54 @@ func TestDecimals(t *testing.T) {
 		t.Errorf("1.25 at scale 1: %v", err)
 	}
 }
+
+// TestReadPayload checks JsonConverter's reading and writing options and whether a payload must be
+// rewritten to say what was read.
+func TestReadPayload(t *testing.T) {
+	person, err := ParseSchema([]byte(`{"type":"struct","fields":[{"type":"int32","field":"id"},{"type":"string","optional":true,"default":"d","field":"s"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := ParseSchema([]byte(`{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}}`))
+	for _, tc := range []struct {
+		s         *Schema
+		payload   string
+		o         PayloadOptions
+		rewritten bool
+		out       string
+	}{
+		{person, `{"id":1,"s":"x"}`, PayloadOptions{}, false, `{"id":1,"s":"x"}`},
+		{person, ` { "s" : "x" , "id" : 1.0E0 } `, PayloadOptions{}, true, `{"id":1,"s":"x"}`},
+		{person, `{"id":1}`, PayloadOptions{}, true, `{"id":1,"s":"d"}`},
+		{person, `{"id":1}`, PayloadOptions{KeepNulls: true}, false, `{"id":1,"s":null}`},
+		{person, `{"id":1,"extra":[1]}`, PayloadOptions{}, true, `{"id":1,"s":"d"}`},
+		{dec, `"MDk="`, PayloadOptions{}, false, `"MDk="`},
+		{dec, `123.45`, PayloadOptions{}, true, `"MDk="`},
+		{dec, `"MDk="`, PayloadOptions{Writing: true, DecimalNumeric: true}, true, `123.45`},
+		{dec, `123.45`, PayloadOptions{Writing: true, DecimalNumeric: true}, false, `123.45`},
+	} {
+		v, rewritten, err := ReadPayload(tc.s, []byte(tc.payload), tc.o)
+		if err != nil {
+			t.Errorf("%s %+v: %v", tc.payload, tc.o, err)
+			continue
+		}
+		out, err := AppendPayload(nil, tc.s, v, tc.o)
+		if err != nil || rewritten != tc.rewritten || string(out) != tc.out {
+			t.Errorf("%s %+v: rewritten %v, %s %v; want %v, %s", tc.payload, tc.o, rewritten, out, err, tc.rewritten, tc.out)
+		}
+	}
+	for _, tc := range []struct {
+		payload string
+		o       PayloadOptions
+		want    string
+	}{
+		{`{"s":"x"}`, PayloadOptions{Root: "payload"}, "Invalid null value for required INT32 field (at payload.id)"},
+		{`{"s":"x"}`, PayloadOptions{Root: "payload", Writing: true}, "Conversion error: null value for field that is required and has no default value (at payload.id)"},
+		{`{"id":"1"}`, PayloadOptions{Root: "payload"}, `Invalid value for schema type INT32 at payload.id: found STRING "1"`},
+		{`[1]`, PayloadOptions{}, "Structs should be encoded as JSON objects, but found ARRAY"},
+	} {
+		if _, _, err := ReadPayload(person, []byte(tc.payload), tc.o); err == nil || err.Error() != tc.want {
+			t.Errorf("%s %+v: %v, want %s", tc.payload, tc.o, err, tc.want)
+		}
+	}
+}

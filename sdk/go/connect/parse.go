@@ -370,7 +370,8 @@ func (p *parser) structValue(s *Schema) (any, error) {
 		i := s.fieldIndexBytes(k)
 		if i < 0 {
 			p.rewritten = true // JsonConverter ignores fields the schema does not have
-			return p.skip()
+			_, err := p.value(nil)
+			return err
 		}
 		if i < 64 && seen&(1<<i) != 0 {
 			p.rewritten = true // a repeated field: the last one counts
