@@ -3,11 +3,9 @@ package wasmhost
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
+	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -51,47 +49,22 @@ func (h *Host) Validate(ctx context.Context, p Plugin, cfg map[string]string) (m
 	return errs, nil
 }
 
-// checkConfig applies the descriptor's declarations to cfg, with Kafka's ConfigDef messages so
-// that users see the texts they know.
+// checkConfig applies the descriptor's declarations to cfg with Kafka's ConfigDef rules and
+// messages (sdk/go/configdef, which the SDK applies inside the plugin too, so that the two
+// answers merge without repeats and hide the same values).
 func checkConfig(keys []wire.ConfigKey, cfg map[string]string) map[string][]string {
 	errs := map[string][]string{}
 	for _, k := range keys {
 		v, ok := cfg[k.Name]
 		if !ok {
 			if k.Required {
-				errs[k.Name] = append(errs[k.Name], fmt.Sprintf("Missing required configuration %q which has no default value.", k.Name))
+				errs[k.Name] = append(errs[k.Name], configdef.Missing(k.Name).Error())
 			}
 			continue
 		}
-		if msg := checkType(k.Type, strings.TrimSpace(v)); msg != "" {
-			shown := v
-			if strings.EqualFold(k.Type, "PASSWORD") {
-				shown = "[hidden]"
-			}
-			errs[k.Name] = append(errs[k.Name], fmt.Sprintf("Invalid value %s for configuration %s: %s", shown, k.Name, msg))
+		if _, err := configdef.Parse(k.Name, configdef.Type(k.Type), v); err != nil {
+			errs[k.Name] = append(errs[k.Name], err.Error())
 		}
 	}
 	return errs
-}
-
-func checkType(typ, v string) string {
-	var err error
-	switch strings.ToUpper(typ) {
-	case "INT":
-		_, err = strconv.ParseInt(v, 10, 32)
-	case "SHORT":
-		_, err = strconv.ParseInt(v, 10, 16)
-	case "LONG":
-		_, err = strconv.ParseInt(v, 10, 64)
-	case "DOUBLE":
-		_, err = strconv.ParseFloat(v, 64)
-	case "BOOLEAN":
-		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
-			return "Expected value to be either true or false"
-		}
-	}
-	if err != nil {
-		return "Not a number of type " + strings.ToUpper(typ)
-	}
-	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
+	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 )
 
 var byteArrayInfo = sdk.Info{
@@ -54,7 +55,7 @@ func (c *byteArrayConverter) FromConnect(topic string, v sdk.Data) ([]byte, erro
 			return base64.StdEncoding.DecodeString(*s)
 		}
 		if head.Type != "" && head.Type != "null" {
-			return nil, fmt.Errorf("Invalid schema type for ByteArrayConverter: %s", connectType(head.Type))
+			return nil, fmt.Errorf("Invalid schema type for ByteArrayConverter: %s", connect.Type(head.Type).JavaName())
 		}
 		return nil, incompatible(javaClass(p))
 	}

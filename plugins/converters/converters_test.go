@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -235,30 +234,6 @@ func TestJsonConverterRoundTrip(t *testing.T) {
 	b, _ := c.FromConnect("t", sdk.String("x"))
 	if out, _ := c.ToConnect("t", b); dataString(out) != `JSON {"type":"string","optional":false} "x"` {
 		t.Errorf("string round trip: %s", dataString(out))
-	}
-}
-
-func TestDecimalEncoding(t *testing.T) {
-	for _, tc := range []struct {
-		num   string
-		scale int
-		b64   string
-	}{
-		{"123.45", 2, "MDk="}, {"-1.50", 2, "/2o="}, {"0", 0, "AA=="}, {"128", 0, "AIA="}, {"-128", 0, "gA=="}, {"-129", 0, "/38="},
-		{"0.001", 3, "AQ=="}, {"1000", -3, "AQ=="}, {"-0.05", 2, "+w=="},
-	} {
-		b, err := decimalBytes(json.Number(tc.num), tc.scale)
-		if err != nil || base64.StdEncoding.EncodeToString(b) != tc.b64 {
-			t.Errorf("decimalBytes(%s, %d) = %s %v, want %s", tc.num, tc.scale, base64.StdEncoding.EncodeToString(b), err, tc.b64)
-		}
-		raw, _ := base64.StdEncoding.DecodeString(tc.b64)
-		want := tc.num
-		if tc.scale < 0 {
-			want = "1000"
-		}
-		if got := decimalNumber(raw, tc.scale); string(got) != want {
-			t.Errorf("decimalNumber(%s, %d) = %s, want %s", tc.b64, tc.scale, got, want)
-		}
 	}
 }
 

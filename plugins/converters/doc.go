@@ -7,7 +7,8 @@
 //     FileStreamSource + JsonConverter produce), bytes with {"type":"bytes","optional":true} and
 //     base64, a JSON value with its own schema or "schema":null. On read the payload is checked
 //     against the schema (primitive types, struct fields, arrays, maps) and normalized as Connect
-//     would: defaults for nulls, unknown struct fields dropped, decimals as base64.
+//     would: defaults for nulls, unknown struct fields dropped, decimals as base64. The schema model
+//     and the payload codec are the SDK's (sdk/go/connect), the ones transformations use.
 //   - StringConverter (org.apache.kafka.connect.storage.StringConverter): UTF-8 text; a JSON string
 //     payload is written unquoted, other JSON as JSON text.
 //   - ByteArrayConverter (org.apache.kafka.connect.converters.ByteArrayConverter): bytes pass through;

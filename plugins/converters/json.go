@@ -44,11 +44,15 @@ const envelopeError = `JsonConverter with schemas.enable requires "schema" and "
 	` If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter configuration.`
 
 // jsonConverter is Kafka's org.apache.kafka.connect.json.JsonConverter.
+//
+// The Connect data model and the JSON-with-schema codec are the SDK's (sdk/go/connect); this
+// type adds the envelope, the settings and a schema cache.
 type jsonConverter struct {
 	schemasEnable bool
 	cacheSize     int
-	cache         map[string]*schema
-	conf          conformer
+	cache         map[string]*connect.Schema
+	replaceNull   bool // replace.null.with.default
+	numeric       bool // decimal.format=NUMERIC
 	buf           bytes.Buffer
 	out           []byte // the last result: the SDK copies it before the next call
 }
@@ -61,20 +65,20 @@ func (c *jsonConverter) Configure(cfg sdk.Config, isKey bool) error {
 	if c.cacheSize, err = cfg.Int("schemas.cache.size", 1000); err != nil {
 		return err
 	}
-	if c.conf.replaceNull, err = cfg.Bool("replace.null.with.default", true); err != nil {
+	if c.replaceNull, err = cfg.Bool("replace.null.with.default", true); err != nil {
 		return err
 	}
-	c.conf.numeric = strings.EqualFold(cfg.String("decimal.format", "BASE64"), "NUMERIC")
-	c.cache = map[string]*schema{}
+	c.numeric = strings.EqualFold(cfg.String("decimal.format", "BASE64"), "NUMERIC")
+	c.cache = map[string]*connect.Schema{}
 	return nil
 }
 
 // schema returns the parsed schema for its JSON, from the cache when possible; nil for JSON null.
-func (c *jsonConverter) schema(raw []byte) (*schema, error) {
+func (c *jsonConverter) schema(raw []byte) (*connect.Schema, error) {
 	if s, ok := c.cache[string(raw)]; ok {
 		return s, nil
 	}
-	s, err := parseSchema(raw)
+	s, err := connect.ParseSchema(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +108,7 @@ func (c *jsonConverter) FromConnect(topic string, v sdk.Data) ([]byte, error) {
 		if len(payload) == 0 {
 			payload = []byte("null")
 		}
-		var s *schema
+		var s *connect.Schema
 		if len(v.Schema) > 0 {
 			var err error
 			if s, err = c.schema(v.Schema); err != nil {
@@ -125,7 +129,11 @@ func (c *jsonConverter) FromConnect(topic string, v sdk.Data) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("Converting Kafka Connect data to byte[] failed: %w", err)
 		}
-		return c.envelope(s.raw, func(dst []byte) []byte { return append(dst, out...) }), nil
+		raw, err := s.JSON()
+		if err != nil {
+			return nil, fmt.Errorf("Converting Kafka Connect data to byte[] failed: invalid schema: %w", err)
+		}
+		return c.envelope(raw, func(dst []byte) []byte { return append(dst, out...) }), nil
 	}
 	return nil, fmt.Errorf("JsonConverter: unknown data tag %d", v.Tag)
 }
@@ -144,51 +152,50 @@ func (c *jsonConverter) envelope(schema []byte, payload func([]byte) []byte) []b
 	return c.out
 }
 
-// conformRaw checks a JSON payload against s and returns it normalized (compact when rewritten).
-func (c *jsonConverter) conformRaw(s *schema, payload []byte, write bool) ([]byte, error) {
-	if fastConforms(s, payload) {
-		if write {
-			c.buf.Reset()
-			if err := json.Compact(&c.buf, payload); err != nil {
-				return nil, err
-			}
-			return bytes.Clone(c.buf.Bytes()), nil
+// conformRaw checks a JSON payload against s, reading it as JsonConverter reads (or, with write,
+// writes) a value of s, and returns it normalized: as given (compact when written) unless the
+// settings change what it says, else rewritten.
+func (c *jsonConverter) conformRaw(s *connect.Schema, payload []byte, write bool) ([]byte, error) {
+	if !fastConforms(s, payload) {
+		opts := connect.PayloadOptions{Root: "payload", KeepNulls: !c.replaceNull, Writing: write, DecimalNumeric: write && c.numeric}
+		v, rewritten, err := connect.ReadPayload(s, payload, opts)
+		if err != nil {
+			return nil, err
 		}
+		if rewritten {
+			return connect.AppendPayload(nil, s, v, opts)
+		}
+	}
+	if !write {
 		return payload, nil
 	}
-	v, err := decodeJSON(payload)
-	if err != nil {
-		return nil, fmt.Errorf("invalid JSON payload: %w", err)
-	}
-	nv, changed, err := c.conf.conform(s, v, write, "payload")
-	if err != nil {
+	c.buf.Reset()
+	if err := json.Compact(&c.buf, payload); err != nil {
 		return nil, err
 	}
-	if !changed {
-		if write {
-			c.buf.Reset()
-			_ = json.Compact(&c.buf, payload) // valid: decodeJSON accepted it
-			return bytes.Clone(c.buf.Bytes()), nil
-		}
-		return payload, nil
-	}
-	return appendValue(nil, s, nv), nil
+	return bytes.Clone(c.buf.Bytes()), nil
 }
 
 // fastConforms reports whether a payload of a primitive schema is valid without decoding it; false
 // means "decode and check".
-func fastConforms(s *schema, p []byte) bool {
+func fastConforms(s *connect.Schema, p []byte) bool {
 	if len(p) == 0 {
 		return false
 	}
-	switch s.typ {
-	case "string":
+	switch s.Type {
+	case connect.TypeString:
 		return p[0] == '"' && json.Valid(p)
-	case "boolean":
+	case connect.TypeBoolean:
 		return string(p) == "true" || string(p) == "false"
-	case "int8", "int16", "int32", "int64":
-		return isPlainInt(p, intBits[s.typ])
-	case "float", "double":
+	case connect.TypeInt8:
+		return isPlainInt(p, 8)
+	case connect.TypeInt16:
+		return isPlainInt(p, 16)
+	case connect.TypeInt32:
+		return isPlainInt(p, 32)
+	case connect.TypeInt64:
+		return isPlainInt(p, 64)
+	case connect.TypeFloat32, connect.TypeFloat64:
 		return (p[0] == '-' || p[0] >= '0' && p[0] <= '9') && json.Valid(p)
 	}
 	return false
@@ -223,7 +230,7 @@ func (c *jsonConverter) ToConnect(topic string, b []byte) (sdk.Data, error) {
 	if !c.schemasEnable {
 		p := bytes.TrimSpace(b)
 		if !json.Valid(p) {
-			_, err := decodeJSON(p)
+			_, err := connect.DecodeJSON(p)
 			return sdk.Data{}, serializationError(err)
 		}
 		if string(p) == "null" {
@@ -261,7 +268,11 @@ func (c *jsonConverter) ToConnect(topic string, b []byte) (sdk.Data, error) {
 	if err != nil {
 		return sdk.Data{}, err
 	}
-	return sdk.JSON(s.raw, out), nil
+	raw, err := s.JSON()
+	if err != nil {
+		return sdk.Data{}, err
+	}
+	return sdk.JSON(raw, out), nil
 }
 
 func serializationError(err error) error {

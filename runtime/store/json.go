@@ -1,9 +1,7 @@
 package store
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,23 +47,7 @@ func appendObject[V any](dst []byte, m map[string]V, appendValue func([]byte, V)
 	return append(dst, '}'), nil
 }
 
-// decodeJSON parses one JSON value, keeping numbers as their literal text so
-// that re-encoding them does not change their form (30 stays 30, 1.0 stays
-// 1.0), and rejecting trailing data.
-func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return v, nil
-}
-
-// appendCanonicalJSON appends v, a value produced by decodeJSON, as compact
+// appendCanonicalJSON appends v, a value produced by connect.DecodeJSON, as compact
 // Jackson-style JSON with object keys sorted.
 func appendCanonicalJSON(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
@@ -99,7 +81,7 @@ func appendCanonicalJSON(dst []byte, v any) ([]byte, error) {
 // decodeObject parses data as a JSON object. A JSON null yields a nil map
 // and no error, so callers can tell a null apart from a malformed value.
 func decodeObject(data []byte) (map[string]any, error) {
-	v, err := decodeJSON(data)
+	v, err := connect.DecodeJSON(data)
 	if err != nil {
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func offsetKey(connector string, canonicalPartition []byte) []byte {
 // parseOffsetKey splits an offsets topic key into the connector name and
 // the canonical partition.
 func parseOffsetKey(key []byte) (string, []byte, error) {
-	v, err := decodeJSON(key)
+	v, err := connect.DecodeJSON(key)
 	if err != nil {
 		return "", nil, fmt.Errorf("offset key is not JSON: %w", err)
 	}
@@ -219,7 +219,7 @@ func parseOffsetKey(key []byte) (string, []byte, error) {
 // Connect's OffsetUtils.validateFormat does (string keys, primitive values)
 // and returns its canonical bytes.
 func canonicalOffsetObject(data []byte) ([]byte, error) {
-	v, err := decodeJSON(data)
+	v, err := connect.DecodeJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}

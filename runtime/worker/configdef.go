@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -22,105 +23,31 @@ type configKey struct {
 	class func(name string) (string, bool)
 	// check is the key's validator. Like Kafka's, it runs on the parsed value even when that is
 	// null (missing, or it did not parse), and returns complete messages.
-	check func(name string, v parsed) []string
+	check func(name string, v configdef.Value) []string
 	// recommended are the values a UI may offer (Kafka's Recommender).
 	recommended []string
 }
 
-// parsed is a value as ConfigDef.parseType returns it.
-type parsed struct {
-	null bool
-	typ  string
-	str  string   // STRING, PASSWORD, CLASS, and numbers and booleans as written back by Java
-	list []string // LIST
-	num  float64  // INT, SHORT, LONG, DOUBLE
-}
-
-// String is Kafka's ConfigDef.convertToString: what a validation result shows as the value.
-func (v parsed) String() *string {
-	if v.null {
-		return nil
-	}
-	s := v.str
-	switch v.typ {
-	case "LIST":
-		s = strings.Join(v.list, ",")
-	case "PASSWORD":
-		s = "[hidden]"
-	}
-	return &s
-}
-
-// java is the value as Java's String.valueOf prints it in a ConfigException.
-func (v parsed) java() string {
-	switch {
-	case v.null:
-		return "null"
-	case v.typ == "LIST":
-		return "[" + strings.Join(v.list, ", ") + "]"
-	case v.typ == "PASSWORD":
-		return "[hidden]"
-	case v.typ == "CLASS":
-		return "class " + v.str
-	}
-	return v.str
-}
-
-// invalid is Kafka's ConfigException(name, value, message) text.
+// invalid and missing are Kafka's ConfigException texts, as the validators' results hold them.
 func invalid(name string, value any, msg string) string {
-	return fmt.Sprintf("Invalid value %v for configuration %s: %s", value, name, msg)
+	return configdef.Invalid(name, value, msg).Msg
 }
 
-func missing(name string) string {
-	return fmt.Sprintf("Missing required configuration %q which has no default value.", name)
-}
+func missing(name string) string { return configdef.Missing(name).Msg }
 
-// parseValue is ConfigDef.parseType for a value given as a string: it trims it and reads it as
-// the key's type, or returns Kafka's message.
-func parseValue(k *configKey, name, raw string) (parsed, string) {
-	typ := strings.ToUpper(k.Type)
-	if typ == "" {
-		typ = "STRING"
+// parseValue is ConfigDef.parseType for a value given as a string (configdef.Parse), with a CLASS
+// resolved by the key's class; it returns Kafka's message for a value that does not parse.
+func parseValue(k *configKey, name, raw string) (configdef.Value, string) {
+	v, err := configdef.Parse(name, configdef.Type(k.Type), raw)
+	if err != nil {
+		return v, err.Error()
 	}
-	s := strings.TrimSpace(raw)
-	v := parsed{typ: typ, str: s}
-	switch typ {
-	case "BOOLEAN":
-		if !strings.EqualFold(s, "true") && !strings.EqualFold(s, "false") {
-			return parsed{null: true}, invalid(name, raw, "Expected value to be either true or false")
+	if v.Type == configdef.Class && k.class != nil {
+		class, ok := k.class(v.Str)
+		if !ok {
+			return configdef.Value{Null: true, Type: v.Type}, invalid(name, raw, "Class "+raw+" could not be found.")
 		}
-		v.str = strings.ToLower(s)
-	case "INT", "SHORT", "LONG":
-		bits := map[string]int{"INT": 32, "SHORT": 16, "LONG": 64}[typ]
-		n, err := strconv.ParseInt(s, 10, bits)
-		if err != nil {
-			return parsed{null: true}, invalid(name, raw, "Not a number of type "+typ)
-		}
-		v.str, v.num = strconv.FormatInt(n, 10), float64(n)
-	case "DOUBLE":
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return parsed{null: true}, invalid(name, raw, "Not a number of type DOUBLE")
-		}
-		v.num = f
-	case "LIST":
-		if s != "" {
-			v.list = strings.Split(s, ",")
-			for i := range v.list {
-				v.list[i] = strings.TrimSpace(v.list[i])
-			}
-			for len(v.list) > 0 && v.list[len(v.list)-1] == "" { // Java's split drops trailing empties
-				v.list = v.list[:len(v.list)-1]
-			}
-		}
-	case "CLASS":
-		if k.class != nil {
-			class, ok := k.class(s)
-			if !ok {
-				return parsed{null: true}, invalid(name, raw, "Class "+raw+" could not be found.")
-			}
-			v.str = class
-		}
+		v.Str = class
 	}
 	return v, ""
 }
@@ -129,7 +56,7 @@ func parseValue(k *configKey, name, raw string) (parsed, string) {
 // validator. name is the key's full name (the definition's may lack a prefix).
 func (k *configKey) value(name string, cfg map[string]string) connect.ConfigValueInfo {
 	out := connect.ConfigValueInfo{Name: name, Visible: true, RecommendedValues: k.recommended}
-	v := parsed{null: true}
+	v := configdef.Value{Null: true}
 	if raw, ok := cfg[name]; ok {
 		var msg string
 		if v, msg = parseValue(k, name, raw); msg != "" {
@@ -143,94 +70,90 @@ func (k *configKey) value(name string, cfg map[string]string) connect.ConfigValu
 	if k.check != nil {
 		out.Errors = append(out.Errors, k.check(name, v)...)
 	}
-	out.Value = v.String()
+	out.Value = v.Display()
 	return out
 }
 
 // Validators, with the messages of Kafka's ConfigDef validators.
 
-func nonEmptyStringWithoutControlChars(name string, v parsed) []string {
-	if v.null {
+func nonEmptyStringWithoutControlChars(name string, v configdef.Value) []string {
+	if v.Null {
 		return nil // a missing name is reported as missing
 	}
-	if v.str == "" {
-		return []string{invalid(name, v.str, "String may not be empty")}
+	if v.Str == "" {
+		return []string{invalid(name, v.Str, "String may not be empty")}
 	}
 	var codes []string
-	for _, r := range v.str {
+	for _, r := range v.Str {
 		if r < 0x20 || (r >= 0x7f && r <= 0x9f) { // Java's Character.isISOControl
 			codes = append(codes, strconv.Itoa(int(r)))
 		}
 	}
 	if len(codes) > 0 {
-		return []string{invalid(name, v.str, "String may not contain control sequences but had the following ASCII chars: "+strings.Join(codes, ", "))}
+		return []string{invalid(name, v.Str, "String may not contain control sequences but had the following ASCII chars: "+strings.Join(codes, ", "))}
 	}
 	return nil
 }
 
-func atLeast(min float64, nullOK bool) func(string, parsed) []string {
-	return func(name string, v parsed) []string {
+func atLeast(min float64, nullOK bool) func(string, configdef.Value) []string {
+	return func(name string, v configdef.Value) []string {
 		switch {
-		case v.null && nullOK:
+		case v.Null && nullOK:
 			return nil
-		case v.null:
+		case v.Null:
 			return []string{invalid(name, "null", "Value must be non-null")}
-		case v.num < min:
-			return []string{invalid(name, v.java(), "Value must be at least "+strconv.FormatFloat(min, 'f', -1, 64))}
+		case v.Num < min:
+			return []string{invalid(name, v.Java(), "Value must be at least "+strconv.FormatFloat(min, 'f', -1, 64))}
 		}
 		return nil
 	}
 }
 
-func oneOf(values ...string) func(string, parsed) []string {
-	return func(name string, v parsed) []string {
-		if v.null || !slices.Contains(values, v.str) {
-			return []string{invalid(name, v.java(), "String must be one of: "+strings.Join(values, ", "))}
+func oneOf(values ...string) func(string, configdef.Value) []string {
+	return validString(configdef.ValidString{Values: values})
+}
+
+func oneOfIgnoreCase(values ...string) func(string, configdef.Value) []string {
+	return validString(configdef.ValidString{Values: values, IgnoreCase: true})
+}
+
+// validString runs ValidString as Kafka does, on null too.
+func validString(vs configdef.ValidString) func(string, configdef.Value) []string {
+	return func(name string, v configdef.Value) []string {
+		if v.Null || !vs.Allows(v.Str) {
+			return []string{invalid(name, v.Java(), vs.Message())}
 		}
 		return nil
 	}
 }
 
-func oneOfIgnoreCase(values ...string) func(string, parsed) []string {
-	upper := make([]string, len(values))
-	for i, s := range values {
-		upper[i] = strings.ToUpper(s)
-	}
-	return func(name string, v parsed) []string {
-		if v.null || !slices.Contains(upper, strings.ToUpper(v.str)) {
-			return []string{invalid(name, v.java(), "String must be one of (case insensitive): "+strings.Join(upper, ", "))}
-		}
-		return nil
-	}
-}
-
-func uniqueAliases(name string, v parsed) []string {
-	if v.null {
+func uniqueAliases(name string, v configdef.Value) []string {
+	if v.Null {
 		return []string{invalid(name, "null", "entry must be non null")}
 	}
 	seen := map[string]bool{}
-	for _, a := range v.list {
+	for _, a := range v.List {
 		if seen[a] {
-			return []string{invalid(name, v.java(), "Duplicate alias provided.")}
+			return []string{invalid(name, v.Java(), "Duplicate alias provided.")}
 		}
 		seen[a] = true
 	}
 	return nil
 }
 
-func nonEmptyString(name string, v parsed) []string {
-	if !v.null && v.str == "" {
-		return []string{invalid(name, v.str, "String must be non-empty")}
+func nonEmptyString(name string, v configdef.Value) []string {
+	if !v.Null && v.Str == "" {
+		return []string{invalid(name, v.Str, "String must be non-empty")}
 	}
 	return nil
 }
 
-func validRegex(name string, v parsed) []string {
-	if v.null {
+func validRegex(name string, v configdef.Value) []string {
+	if v.Null {
 		return nil
 	}
-	if _, err := regexp.Compile(v.str); err != nil {
-		return []string{invalid(name, v.str, "Invalid regex: "+err.Error())}
+	if _, err := regexp.Compile(v.Str); err != nil {
+		return []string{invalid(name, v.Str, "Invalid regex: "+err.Error())}
 	}
 	return nil
 }
@@ -354,11 +277,11 @@ var simpleHeaderConverter = []string{"org.apache.kafka.connect.storage.SimpleHea
 
 // honouredHeaderConverter is header.converter's validator: the tasks write and read header values
 // as SimpleHeaderConverter does, whatever the setting says, so another class would be ignored.
-func honouredHeaderConverter(name string, v parsed) []string {
-	if v.null || slices.Contains(simpleHeaderConverter, v.str) {
+func honouredHeaderConverter(name string, v configdef.Value) []string {
+	if v.Null || slices.Contains(simpleHeaderConverter, v.Str) {
 		return nil
 	}
-	return []string{invalid(name, v.java(), "Not a HeaderConverter this worker honours: header values are written and read as "+
+	return []string{invalid(name, v.Java(), "Not a HeaderConverter this worker honours: header values are written and read as "+
 		simpleHeaderConverter[0]+" does, the only header converter available")}
 }
 
@@ -464,13 +387,13 @@ func (w *Worker) anyPluginClass(name string) (string, bool) {
 
 // pluginOfKind is the validator of a CLASS key that must name a plugin of one kind (Kafka's
 // ConcreteSubClassValidator): "Not a Converter".
-func (w *Worker) pluginOfKind(kind wire.Kind, javaType string) func(string, parsed) []string {
-	return func(name string, v parsed) []string {
-		if v.null {
+func (w *Worker) pluginOfKind(kind wire.Kind, javaType string) func(string, configdef.Value) []string {
+	return func(name string, v configdef.Value) []string {
+		if v.Null {
 			return nil
 		}
-		if _, err := w.host.Resolve(v.str, kind); err != nil {
-			return []string{invalid(name, v.java(), "Not a "+javaType)}
+		if _, err := w.host.Resolve(v.Str, kind); err != nil {
+			return []string{invalid(name, v.Java(), "Not a "+javaType)}
 		}
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/task"
+	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
@@ -45,11 +46,11 @@ func (w *Worker) transformSpecs(cfg map[string]string) ([]transformSpec, error) 
 		prefix := "predicates." + alias + "."
 		class := strings.TrimSpace(cfg[prefix+"type"])
 		if class == "" {
-			return nil, fmt.Errorf("Missing required configuration \"%stype\" which has no default value.", prefix)
+			return nil, configdef.Missing(prefix + "type")
 		}
 		p, err := w.host.Resolve(class, wire.KindPredicate)
 		if err != nil {
-			return nil, fmt.Errorf("Invalid value %s for configuration %stype: %v", class, prefix, err)
+			return nil, configdef.Invalid(prefix+"type", class, err.Error())
 		}
 		preds[alias] = &predicateSpec{alias: alias, plugin: p, config: block(cfg, prefix, "type")}
 	}
@@ -57,26 +58,26 @@ func (w *Worker) transformSpecs(cfg map[string]string) ([]transformSpec, error) 
 		prefix := "transforms." + alias + "."
 		class := strings.TrimSpace(cfg[prefix+"type"])
 		if class == "" {
-			return nil, fmt.Errorf("Missing required configuration \"%stype\" which has no default value.", prefix)
+			return nil, configdef.Missing(prefix + "type")
 		}
 		p, err := w.host.Resolve(class, wire.KindTransformation)
 		if err != nil {
-			return nil, fmt.Errorf("Invalid value %s for configuration %stype: %v", class, prefix, err)
+			return nil, configdef.Invalid(prefix+"type", class, err.Error())
 		}
 		spec := transformSpec{alias: alias, plugin: p, config: block(cfg, prefix, "type", "predicate", "negate")}
 		if name := strings.TrimSpace(cfg[prefix+"predicate"]); name != "" {
 			pred, ok := preds[name]
 			if !ok {
-				return nil, fmt.Errorf("Invalid value %s for configuration %spredicate: %s", name, prefix, undeclaredPredicate)
+				return nil, configdef.Invalid(prefix+"predicate", name, undeclaredPredicate)
 			}
 			spec.predicate = pred
 		}
 		if n := strings.TrimSpace(cfg[prefix+"negate"]); n != "" {
-			b, err := strconv.ParseBool(n)
+			b, err := configdef.Parse(prefix+"negate", configdef.Boolean, n)
 			if err != nil {
-				return nil, fmt.Errorf("Invalid value %s for configuration %snegate: Expected value to be either true or false", n, prefix)
+				return nil, err
 			}
-			spec.negate = b
+			spec.negate = b.Str == "true"
 		}
 		specs = append(specs, spec)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
@@ -236,7 +237,7 @@ func (w *Worker) enrich(ctx context.Context, v *validation, cfg map[string]strin
 	}
 	lower := strings.ToLower(javaType)
 	seen := map[string]bool{}
-	for _, alias := range list.list {
+	for _, alias := range list.List {
 		if seen[alias] {
 			continue
 		}
@@ -247,7 +248,7 @@ func (w *Worker) enrich(ctx context.Context, v *validation, cfg map[string]strin
 		typeKey.Dependents = []string{}
 		typeKey.class = w.anyPluginClass
 		typeKey.recommended = classes
-		typeKey.check = func(name string, val parsed) []string {
+		typeKey.check = func(name string, val configdef.Value) []string {
 			if kind == wire.KindTransformation {
 				if _, neg := cfg[prefix+"negate"]; neg {
 					if _, pred := cfg[prefix+"predicate"]; !pred {
@@ -255,11 +256,11 @@ func (w *Worker) enrich(ctx context.Context, v *validation, cfg map[string]strin
 					}
 				}
 			}
-			if val.null {
+			if val.Null {
 				return []string{invalid(name, "null", "Not a "+javaType)}
 			}
-			if _, err := w.host.Resolve(val.str, kind); err != nil {
-				return []string{invalid(name, val.java(), "Not a "+javaType)}
+			if _, err := w.host.Resolve(val.Str, kind); err != nil {
+				return []string{invalid(name, val.Java(), "Not a "+javaType)}
 			}
 			return nil
 		}
@@ -318,12 +319,12 @@ func (w *Worker) enrich(ctx context.Context, v *validation, cfg map[string]strin
 
 // declaredPredicate is the validator of transforms.<alias>.predicate: the alias of a predicate the
 // config declares in predicates, which is what the task will look up when it starts.
-func declaredPredicate(cfg map[string]string) func(string, parsed) []string {
-	return func(name string, v parsed) []string {
-		if v.null || v.str == "" || slices.Contains(config.SplitList(cfg["predicates"]), v.str) {
+func declaredPredicate(cfg map[string]string) func(string, configdef.Value) []string {
+	return func(name string, v configdef.Value) []string {
+		if v.Null || v.Str == "" || slices.Contains(config.SplitList(cfg["predicates"]), v.Str) {
 			return nil
 		}
-		return []string{invalid(name, v.str, undeclaredPredicate)}
+		return []string{invalid(name, v.Str, undeclaredPredicate)}
 	}
 }
 

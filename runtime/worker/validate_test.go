@@ -356,6 +356,16 @@ func TestPasswordValuesAreHidden(t *testing.T) {
 	if v := k.value("secret", nil); v.Value != nil || len(v.Errors) != 1 {
 		t.Errorf("missing: %+v", v)
 	}
+	// A plugin's key whose name says it is a password is hidden as the SDK hides it, in the value
+	// and in the message of a value that does not parse.
+	k = &configKey{ConfigKeyInfo: connect.ConfigKeyInfo{Name: "db.password", Type: "INT"}}
+	v := k.value("db.password", map[string]string{"db.password": "hunter2"})
+	if want := "Invalid value [hidden] for configuration db.password: Not a number of type INT"; len(v.Errors) != 1 || v.Errors[0] != want {
+		t.Errorf("bad password value: %q, want %q", v.Errors, want)
+	}
+	if v := k.value("db.password", map[string]string{"db.password": "42"}); v.Value == nil || *v.Value != "[hidden]" {
+		t.Errorf("password value shown: %+v", v)
+	}
 }
 
 func TestFrameworkConfig(t *testing.T) {
@@ -457,5 +467,23 @@ func TestValidateRefusesWhatTasksWouldNotHonour(t *testing.T) {
 		if !errors.As(createErr, &ce) || ce.Code != 400 || !strings.Contains(ce.Message, tc.want) {
 			t.Errorf("%v: create answers %v, want a 400 with %q", tc.extra, createErr, tc.want)
 		}
+	}
+}
+
+// negate is a BOOLEAN as Kafka parses one: "true" or "false" in any case, not Go's "1" or "t".
+func TestTransformNegateIsKafkasBoolean(t *testing.T) {
+	w := testWorker(t, Config{})
+	cfg := map[string]string{
+		"transforms": "route", "transforms.route.type": "RegexRouter", "transforms.route.predicate": "p",
+		"predicates": "p", "predicates.p.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+	}
+	cfg["transforms.route.negate"] = "TRUE"
+	if specs, err := w.transformSpecs(cfg); err != nil || len(specs) != 1 || !specs[0].negate {
+		t.Fatalf("negate=TRUE: %v %v", specs, err)
+	}
+	cfg["transforms.route.negate"] = "1"
+	_, err := w.transformSpecs(cfg)
+	if want := "Invalid value 1 for configuration transforms.route.negate: Expected value to be either true or false"; err == nil || err.Error() != want {
+		t.Errorf("negate=1: %v, want %s", err, want)
 	}
 }

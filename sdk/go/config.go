@@ -1,11 +1,12 @@
 package sdk
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -23,56 +24,38 @@ func (c Config) String(key, def string) string {
 
 // Int returns the value of key as a 32-bit integer (Kafka's INT), or def if the key is not set.
 func (c Config) Int(key string, def int) (int, error) {
-	v, ok := c[key]
-	if !ok {
-		return def, nil
+	v, err := c.parse(key, configdef.Int)
+	if err != nil || v.Null {
+		return def, err
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
-	if err != nil {
-		return def, invalidValue(key, v, "Not a number of type INT")
-	}
-	return int(n), nil
+	return int(v.Num), nil
 }
 
 // Int64 returns the value of key as a 64-bit integer (Kafka's LONG), or def if the key is not set.
 func (c Config) Int64(key string, def int64) (int64, error) {
-	v, ok := c[key]
-	if !ok {
-		return def, nil
+	v, err := c.parse(key, configdef.Long)
+	if err != nil || v.Null {
+		return def, err
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		return def, invalidValue(key, v, "Not a number of type LONG")
-	}
-	return n, nil
+	return strconv.ParseInt(v.Str, 10, 64) // v.Str is the number as parsed, exact where Num is not
 }
 
 // Float64 returns the value of key as a float (Kafka's DOUBLE), or def if the key is not set.
 func (c Config) Float64(key string, def float64) (float64, error) {
-	v, ok := c[key]
-	if !ok {
-		return def, nil
+	v, err := c.parse(key, configdef.Double)
+	if err != nil || v.Null {
+		return def, err
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil {
-		return def, invalidValue(key, v, "Not a number of type DOUBLE")
-	}
-	return f, nil
+	return v.Num, nil
 }
 
 // Bool returns the value of key as a boolean ("true" or "false", any case), or def if the key is not set.
 func (c Config) Bool(key string, def bool) (bool, error) {
-	v, ok := c[key]
-	if !ok {
-		return def, nil
+	v, err := c.parse(key, configdef.Boolean)
+	if err != nil || v.Null {
+		return def, err
 	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return def, invalidValue(key, v, "Expected value to be either true or false")
+	return v.Str == "true", nil
 }
 
 // List returns the value of key split at commas with blanks trimmed (Kafka's LIST), or def if the key
@@ -82,15 +65,16 @@ func (c Config) List(key string, def []string) []string {
 	if !ok {
 		return def
 	}
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return []string{}
+	return configdef.SplitList(v)
+}
+
+// parse parses the value of key as type t; a Null Value if the key is not set.
+func (c Config) parse(key string, t configdef.Type) (configdef.Value, error) {
+	v, ok := c[key]
+	if !ok {
+		return configdef.Value{Null: true}, nil
 	}
-	parts := strings.Split(v, ",")
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-	}
-	return parts
+	return configdef.Parse(key, t, v)
 }
 
 // Clone returns a copy of c.
@@ -103,29 +87,31 @@ func (c Config) Clone() Config {
 }
 
 // ConfigType is the type of a config value, as Kafka's ConfigDef.Type names it.
-type ConfigType string
+type ConfigType = configdef.Type
 
-// Config types. The SDK checks INT, SHORT, LONG, DOUBLE and BOOLEAN values before a plugin sees them.
+// Config types. The SDK checks INT, SHORT, LONG, DOUBLE and BOOLEAN values before a plugin sees
+// them, and never shows a PASSWORD value (nor that of a key whose name says it is a password) in
+// an error.
 const (
-	TypeString   ConfigType = "STRING"
-	TypeInt      ConfigType = "INT"
-	TypeShort    ConfigType = "SHORT"
-	TypeLong     ConfigType = "LONG"
-	TypeDouble   ConfigType = "DOUBLE"
-	TypeBoolean  ConfigType = "BOOLEAN"
-	TypeList     ConfigType = "LIST"
-	TypeClass    ConfigType = "CLASS"
-	TypePassword ConfigType = "PASSWORD"
+	TypeString   = configdef.String
+	TypeInt      = configdef.Int
+	TypeShort    = configdef.Short
+	TypeLong     = configdef.Long
+	TypeDouble   = configdef.Double
+	TypeBoolean  = configdef.Boolean
+	TypeList     = configdef.List
+	TypeClass    = configdef.Class
+	TypePassword = configdef.Password
 )
 
 // Importance says how much a setting matters, as in Kafka's ConfigDef.
-type Importance string
+type Importance = configdef.Importance
 
 // Importance levels.
 const (
-	High   Importance = "HIGH"
-	Medium Importance = "MEDIUM"
-	Low    Importance = "LOW"
+	High   = configdef.High
+	Medium = configdef.Medium
+	Low    = configdef.Low
 )
 
 // ConfigDef defines one setting of a plugin. It becomes a ConfigKeyInfo in the descriptor, and the
@@ -152,23 +138,20 @@ type ConfigDef struct {
 
 // OneOf returns a Validator accepting only the given values (exact match).
 func OneOf(values ...string) func(string) error {
-	return func(v string) error {
-		if slices.Contains(values, v) {
-			return nil
-		}
-		return fmt.Errorf("String must be one of: %s", strings.Join(values, ", "))
-	}
+	return validString(configdef.ValidString{Values: values})
 }
 
 // OneOfIgnoreCase returns a Validator accepting the given values in any case.
 func OneOfIgnoreCase(values ...string) func(string) error {
+	return validString(configdef.ValidString{Values: values, IgnoreCase: true})
+}
+
+func validString(vs configdef.ValidString) func(string) error {
 	return func(v string) error {
-		for _, a := range values {
-			if strings.EqualFold(a, v) {
-				return nil
-			}
+		if !vs.Allows(v) {
+			return errors.New(vs.Message())
 		}
-		return fmt.Errorf("String must be one of (case insensitive): %s", strings.Join(values, ", "))
+		return nil
 	}
 }
 
@@ -215,63 +198,30 @@ func (d *ConfigDef) key() wire.ConfigKey {
 	return k
 }
 
-// check returns the error message for the value v of this key, or "".
+// check returns the error message for the value v of this key, or "": the type's, then the
+// Validator's, both worded as Kafka's ConfigException.
 func (d *ConfigDef) check(v string) string {
-	t := strings.TrimSpace(v)
-	var bad string
-	switch d.typ() {
-	case TypeInt:
-		if _, err := strconv.ParseInt(t, 10, 32); err != nil {
-			bad = "Not a number of type INT"
-		}
-	case TypeShort:
-		if _, err := strconv.ParseInt(t, 10, 16); err != nil {
-			bad = "Not a number of type SHORT"
-		}
-	case TypeLong:
-		if _, err := strconv.ParseInt(t, 10, 64); err != nil {
-			bad = "Not a number of type LONG"
-		}
-	case TypeDouble:
-		if _, err := strconv.ParseFloat(t, 64); err != nil {
-			bad = "Not a number of type DOUBLE"
-		}
-	case TypeBoolean:
-		if !strings.EqualFold(t, "true") && !strings.EqualFold(t, "false") {
-			bad = "Expected value to be either true or false"
-		}
+	p, err := configdef.Parse(d.Name, d.typ(), v)
+	if err != nil {
+		return err.Error()
 	}
-	if bad == "" && d.Validator != nil {
-		if err := d.Validator(v); err != nil {
-			bad = err.Error()
-		}
-	}
-	if bad == "" {
+	if d.Validator == nil {
 		return ""
 	}
-	return invalidValue(d.Name, v, bad).Error()
-}
-
-// configError is a config problem worded as Kafka's ConfigException words it.
-type configError struct{ key, msg string }
-
-func (e *configError) Error() string { return e.msg }
-
-func invalidValue(key, value, msg string) error {
-	if key != "" && strings.Contains(strings.ToLower(key), "password") {
-		value = "[hidden]"
+	if err := d.Validator(v); err != nil {
+		value := any(v)
+		if p.Secret {
+			value = configdef.Hidden
+		}
+		return configdef.Invalid(d.Name, value, err.Error()).Error()
 	}
-	return &configError{key, fmt.Sprintf("Invalid value %s for configuration %s: %s", value, key, msg)}
+	return ""
 }
 
 // InvalidConfig returns an error worded as Kafka's ConfigException: "Invalid value <value> for
-// configuration <key>: <msg>". Returned from a transformation's or predicate's Configure, VALIDATE
-// reports it under key.
-func InvalidConfig(key, value, msg string) error { return invalidValue(key, value, msg) }
-
-func missingValue(key string) string {
-	return fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", key)
-}
+// configuration <key>: <msg>" (the value hidden if key names a password). Returned from a
+// transformation's or predicate's Configure, VALIDATE reports it under key.
+func InvalidConfig(key, value, msg string) error { return configdef.Invalid(key, value, msg) }
 
 // checkConfig checks cfg against defs: required keys, types and Validators. It returns the error
 // messages per key (nil if there are none).
@@ -288,15 +238,7 @@ func checkConfig(defs []ConfigDef, cfg Config) map[string][]string {
 		v, ok := cfg[d.Name]
 		if !ok {
 			if d.Required {
-				add(d.Name, missingValue(d.Name))
-			}
-			continue
-		}
-		if d.typ() == TypePassword {
-			if d.Validator != nil {
-				if err := d.Validator(v); err != nil {
-					add(d.Name, invalidValue(d.Name, "[hidden]", err.Error()).Error())
-				}
+				add(d.Name, configdef.Missing(d.Name).Error())
 			}
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -327,7 +328,7 @@ func (d *dispatcher) newHandle() int32 {
 // checkedConfig fills in defaults and checks required keys, types and validators.
 func checkedConfig(p *plugin, raw map[string]string) (Config, error) {
 	if errs := checkConfig(p.info.Config, raw); len(errs) > 0 {
-		return nil, &configError{msg: fmt.Sprintf("%s: invalid configuration: %s", p.info.Name, formatErrors(errs))}
+		return nil, &configdef.Error{Msg: fmt.Sprintf("%s: invalid configuration: %s", p.info.Name, formatErrors(errs))}
 	}
 	return withDefaults(p.info.Config, raw), nil
 }

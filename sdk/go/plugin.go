@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -171,9 +172,9 @@ func configureErrors(err error) map[string][]string {
 	if err == nil {
 		return nil
 	}
-	var ce *configError
+	var ce *configdef.Error
 	if errors.As(err, &ce) {
-		return map[string][]string{ce.key: {ce.msg}}
+		return map[string][]string{ce.Key: {ce.Msg}}
 	}
 	return map[string][]string{"": {err.Error()}}
 }

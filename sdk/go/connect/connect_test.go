@@ -1,6 +1,8 @@
 package connect
 
 import (
+	"encoding/base64"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -108,8 +110,13 @@ func mustJSON(t *testing.T, s *Schema) []byte {
 
 func TestErrors(t *testing.T) {
 	for _, c := range []struct{ schema, payload, want string }{
-		{`{"type":"int32","optional":false}`, `"x"`, "Invalid value for schema type INT32: STRING"},
-		{`{"type":"int8","optional":false}`, `300`, "Invalid value for schema type INT8: number 300"},
+		{`{"type":"int32","optional":false}`, `"x"`, `Invalid value for schema type INT32: found STRING "x"`},
+		{`{"type":"int8","optional":false}`, `300`, "Invalid value for schema type INT8: 300 is not an integer in range"},
+		{`{"type":"struct","fields":[{"type":"array","items":{"type":"int8"},"field":"a"}]}`, `{"a":[1,true]}`, "Invalid value for schema type INT8 at a[1]: found BOOLEAN true"},
+		// Kafka's JsonConverter.asConnectSchema texts.
+		{`{"type":"array"}`, `[]`, "Array schema did not specify the element type"},
+		{`{"type":"map","values":{"type":"string"}}`, `{}`, "Map schema did not specify the key type"},
+		{`{"type":"map","keys":{"type":"string"}}`, `{}`, "Map schema did not specify the value type"},
 		{`{"type":"int32","optional":false}`, `null`, "Invalid null value for required INT32 field"},
 		{`{"type":"struct","fields":[{"type":"string","optional":false,"field":"a"}],"optional":false}`, `{}`, "Invalid null value for required STRING field"},
 		{`{"type":"nope"}`, `1`, "Unknown schema type: nope"},
@@ -205,6 +212,105 @@ func TestScanObject(t *testing.T) {
 	for _, bad := range []string{`[1]`, `{"a":}`, `{"a":1}x`, `{"a":"x`} {
 		if err := ScanObject([]byte(bad), func([]byte, int, int) error { return nil }); err == nil {
 			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+func TestDecodeJSONRejectsTrailingData(t *testing.T) {
+	for _, in := range []string{`{} {}`, `{} }`, `{} ]`, `1 2`, `"a" x`} {
+		if v, err := DecodeJSON([]byte(in)); err == nil {
+			t.Errorf("DecodeJSON(%s) = %v, want an error", in, v)
+		}
+	}
+	for in, want := range map[string]string{` {"a": 1.0} `: "map[a:1.0]", "[]\n": "[]", `null`: "<nil>"} {
+		if v, err := DecodeJSON([]byte(in)); err != nil || fmt.Sprint(v) != want {
+			t.Errorf("DecodeJSON(%s) = %v %v, want %s", in, v, err, want)
+		}
+	}
+}
+
+// TestDecimals checks the Decimal bytes (BigInteger.toByteArray of the unscaled value) and the
+// NUMERIC form for positive, zero and negative scales.
+func TestDecimals(t *testing.T) {
+	for _, tc := range []struct {
+		num   string
+		scale int
+		b64   string
+		text  string // decimal.format=NUMERIC
+	}{
+		{"123.45", 2, "MDk=", "123.45"}, {"-1.50", 2, "/2o=", "-1.50"}, {"0", 0, "AA==", "0"}, {"128", 0, "AIA=", "128"},
+		{"-128", 0, "gA==", "-128"}, {"-129", 0, "/38=", "-129"}, {"0.001", 3, "AQ==", "0.001"}, {"1000", -3, "AQ==", "1000"},
+		{"-0.05", 2, "+w==", "-0.05"},
+	} {
+		r, err := decimalFromText(tc.num, tc.scale)
+		if err != nil {
+			t.Fatalf("decimalFromText(%s, %d): %v", tc.num, tc.scale, err)
+		}
+		b, err := decimalBytes(r, tc.scale)
+		if err != nil || base64.StdEncoding.EncodeToString(b) != tc.b64 {
+			t.Errorf("decimalBytes(%s, %d) = %s %v, want %s", tc.num, tc.scale, base64.StdEncoding.EncodeToString(b), err, tc.b64)
+		}
+		raw, _ := base64.StdEncoding.DecodeString(tc.b64)
+		back := decimalFromBytes(raw, tc.scale)
+		if back.Cmp(r) != 0 {
+			t.Errorf("decimalFromBytes(%s, %d) = %s, want %s", tc.b64, tc.scale, back.RatString(), r.RatString())
+		}
+		if got, err := decimalText(back, tc.scale); err != nil || got != tc.text {
+			t.Errorf("decimalText(%s, %d) = %s %v, want %s", tc.b64, tc.scale, got, err, tc.text)
+		}
+	}
+	if _, err := decimalFromText("1.25", 1); err == nil || !strings.Contains(err.Error(), "rounding necessary") {
+		t.Errorf("1.25 at scale 1: %v", err)
+	}
+}
+
+// TestReadPayload checks JsonConverter's reading and writing options and whether a payload must be
+// rewritten to say what was read.
+func TestReadPayload(t *testing.T) {
+	person, err := ParseSchema([]byte(`{"type":"struct","fields":[{"type":"int32","field":"id"},{"type":"string","optional":true,"default":"d","field":"s"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := ParseSchema([]byte(`{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}}`))
+	for _, tc := range []struct {
+		s         *Schema
+		payload   string
+		o         PayloadOptions
+		rewritten bool
+		out       string
+	}{
+		{person, `{"id":1,"s":"x"}`, PayloadOptions{}, false, `{"id":1,"s":"x"}`},
+		{person, ` { "s" : "x" , "id" : 1.0E0 } `, PayloadOptions{}, true, `{"id":1,"s":"x"}`},
+		{person, `{"id":1}`, PayloadOptions{}, true, `{"id":1,"s":"d"}`},
+		{person, `{"id":1}`, PayloadOptions{KeepNulls: true}, false, `{"id":1,"s":null}`},
+		{person, `{"id":1,"extra":[1]}`, PayloadOptions{}, true, `{"id":1,"s":"d"}`},
+		{dec, `"MDk="`, PayloadOptions{}, false, `"MDk="`},
+		{dec, `123.45`, PayloadOptions{}, true, `"MDk="`},
+		{dec, `"MDk="`, PayloadOptions{Writing: true, DecimalNumeric: true}, true, `123.45`},
+		{dec, `123.45`, PayloadOptions{Writing: true, DecimalNumeric: true}, false, `123.45`},
+	} {
+		v, rewritten, err := ReadPayload(tc.s, []byte(tc.payload), tc.o)
+		if err != nil {
+			t.Errorf("%s %+v: %v", tc.payload, tc.o, err)
+			continue
+		}
+		out, err := AppendPayload(nil, tc.s, v, tc.o)
+		if err != nil || rewritten != tc.rewritten || string(out) != tc.out {
+			t.Errorf("%s %+v: rewritten %v, %s %v; want %v, %s", tc.payload, tc.o, rewritten, out, err, tc.rewritten, tc.out)
+		}
+	}
+	for _, tc := range []struct {
+		payload string
+		o       PayloadOptions
+		want    string
+	}{
+		{`{"s":"x"}`, PayloadOptions{Root: "payload"}, "Invalid null value for required INT32 field (at payload.id)"},
+		{`{"s":"x"}`, PayloadOptions{Root: "payload", Writing: true}, "Conversion error: null value for field that is required and has no default value (at payload.id)"},
+		{`{"id":"1"}`, PayloadOptions{Root: "payload"}, `Invalid value for schema type INT32 at payload.id: found STRING "1"`},
+		{`[1]`, PayloadOptions{}, "Structs should be encoded as JSON objects, but found ARRAY"},
+	} {
+		if _, _, err := ReadPayload(person, []byte(tc.payload), tc.o); err == nil || err.Error() != tc.want {
+			t.Errorf("%s %+v: %v, want %s", tc.payload, tc.o, err, tc.want)
 		}
 	}
 }

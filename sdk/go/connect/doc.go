@@ -22,4 +22,10 @@
 // in a Struct) do not change it; copy it (Schema.Clone) and change the copy. Decode caches parsed
 // schemas by their JSON, so equal schemas decode to the same *Schema and a transformation can cache
 // what it derives from a schema by pointer.
+//
+// This package is the one model of Connect data and the one JSON-with-schema codec: the
+// JsonConverter plugin reads and writes payloads with ReadPayload and AppendPayload (with its
+// replace.null.with.default and decimal.format settings in PayloadOptions), transformations with
+// Decode and Encode, and the host's stores read JSON with DecodeJSON. A fix to how a schema or a
+// value is read is made here once and seen by all of them.
 package connect

@@ -2,7 +2,7 @@ package connect
 
 import (
 	"encoding/base64"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,27 +11,120 @@ import (
 	"unicode/utf8"
 )
 
+// PayloadOptions are the JsonConverter settings that change how a payload is read or written.
+type PayloadOptions struct {
+	// Root names the payload in error messages, which say where in it they are: with Root
+	// "payload", "Invalid value for schema type STRING at payload.tags[1]: found NUMBER 2".
+	Root string
+	// KeepNulls leaves a null null where the schema has a default, as Kafka's
+	// replace.null.with.default=false (Struct.getWithoutDefault).
+	KeepNulls bool
+	// Writing says the payload is a Connect value on its way to bytes (JsonConverter.fromConnectData),
+	// not bytes being read: a required null is refused with that direction's message.
+	Writing bool
+	// DecimalNumeric writes decimals as JSON numbers (decimal.format=NUMERIC), not base64.
+	DecimalNumeric bool
+}
+
+// ReadPayload parses a JSON payload with schema s (nil: schemaless) into its Go value (see the
+// package doc), as JsonConverter reads one: nulls take the schema's default, unknown struct fields
+// are dropped, integral numbers written as 3.0 are integers, decimals may be numbers.
+//
+// rewritten reports whether writing the value again (AppendPayload) says more than the payload
+// does, beyond white space, absent optional fields and the form of numbers: a default filled in, a
+// field dropped, a decimal or integer in another form. When it is false the payload may be kept as
+// it is.
+func ReadPayload(s *Schema, payload []byte, o PayloadOptions) (v any, rewritten bool, err error) {
+	p := parser{b: payload, opts: o}
+	v, err = p.value(s)
+	if err != nil {
+		return nil, false, err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return nil, false, fmt.Errorf("invalid JSON payload: unexpected data after the JSON value at byte %d", p.i)
+	}
+	return v, p.rewritten, nil
+}
+
 // parser reads a JSON payload straight into the Go values of a schema (nil: schemaless), without
 // building an intermediate tree: a transformation decodes every record, and a wasm guest pays for
 // every allocation and reflective step.
 type parser struct {
-	b        []byte
-	i        int
-	keepNull bool // a null stays null where the schema has a default
+	b         []byte
+	i         int
+	opts      PayloadOptions
+	path      []pathElem // where the parser is, for error messages
+	rewritten bool       // see ReadPayload
 }
 
-// parsePayload parses a whole JSON payload with schema s.
-func parsePayload(s *Schema, b []byte, keepNull bool) (any, error) {
-	p := parser{b: b, keepNull: keepNull}
-	v, err := p.value(s, "")
-	if err != nil {
-		return nil, err
+// pathElem is a step into a value: a struct field or map key, or an array index.
+type pathElem struct {
+	name  string
+	index int // when name is ""
+}
+
+func (p *parser) push(e pathElem) { p.path = append(p.path, e) }
+func (p *parser) pop()            { p.path = p.path[:len(p.path)-1] }
+
+// where renders the path, as "payload.tags[1]"; "" at the root of an unnamed payload.
+func (p *parser) where() string {
+	b := []byte(p.opts.Root)
+	for _, e := range p.path {
+		if e.name == "" {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(e.index), 10)
+			b = append(b, ']')
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, e.name...)
 	}
-	p.ws()
-	if p.i != len(p.b) {
-		return nil, fmt.Errorf("invalid JSON payload: unexpected data after the JSON value at byte %d", p.i)
+	return string(b)
+}
+
+// located is msg followed by where the parser is, as "... (at payload.id)".
+func (p *parser) located(msg string) error {
+	if w := p.where(); w != "" {
+		return fmt.Errorf("%s (at %s)", msg, w)
 	}
-	return v, nil
+	return errors.New(msg)
+}
+
+// mismatch is the error for a value that schema s does not allow; detail says what was found.
+func (p *parser) mismatch(s *Schema, detail string) error {
+	if w := p.where(); w != "" {
+		return fmt.Errorf("Invalid value for schema type %s at %s: %s", s.Type.JavaName(), w, detail)
+	}
+	return fmt.Errorf("Invalid value for schema type %s: %s", s.Type.JavaName(), detail)
+}
+
+// found describes the value at the parser's position for an error message, as "found STRING "x"",
+// without moving the parser.
+func (p *parser) found() string {
+	q := parser{b: p.b, i: p.i}
+	c := q.peek()
+	kind := "found " + kindOf(c)
+	switch {
+	case c == '"':
+		if s, err := q.str(); err == nil {
+			if len(s) > 40 {
+				s = s[:40] + "..."
+			}
+			return kind + " " + strconv.Quote(s)
+		}
+	case c == 't' || c == 'f':
+		if q.lit("true") || q.lit("false") {
+			return kind + " " + string(p.b[p.i:q.i])
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		if tok, _, err := q.number(); err == nil {
+			return kind + " " + tok
+		}
+	}
+	return kind
 }
 
 func (p *parser) ws() {
@@ -60,8 +153,8 @@ func (p *parser) lit(word string) bool {
 	return false
 }
 
-// value parses one value; where names the struct field for error messages.
-func (p *parser) value(s *Schema, where string) (any, error) {
+// value parses one value of schema s (nil: schemaless), following JsonConverter.convertToConnect.
+func (p *parser) value(s *Schema) (any, error) {
 	p.ws()
 	if p.i >= len(p.b) {
 		return nil, p.syntax("a value")
@@ -79,11 +172,8 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 	if s == nil {
 		return p.schemaless(c)
 	}
-	mismatch := func(got string) error {
-		if where != "" {
-			return fmt.Errorf("Invalid value for schema type %s at %s: %s", s.Type.JavaName(), where, got)
-		}
-		return fmt.Errorf("Invalid value for schema type %s: %s", s.Type.JavaName(), got)
+	if kindOf(c) == "" {
+		return nil, p.syntax("a value")
 	}
 	switch s.Type {
 	case TypeBoolean:
@@ -94,9 +184,12 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 			return false, nil
 		}
 	case TypeInt8, TypeInt16, TypeInt32, TypeInt64:
+		if c != '-' && (c < '0' || c > '9') {
+			break
+		}
 		tok, isInt, err := p.number()
 		if err != nil {
-			return nil, mismatch(kindOf(c))
+			return nil, err
 		}
 		bits := intBits(s.Type)
 		n, err := strconv.ParseInt(tok, 10, bits)
@@ -104,9 +197,10 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 			f, ferr := strconv.ParseFloat(tok, 64)
 			lim := math.Ldexp(1, bits-1)
 			if ferr != nil || f != math.Trunc(f) || f < -lim || f >= lim {
-				return nil, mismatch("number " + tok)
+				return nil, p.mismatch(s, tok+" is not an integer in range")
 			}
 			n = int64(f)
+			p.rewritten = true
 		}
 		switch s.Type {
 		case TypeInt8:
@@ -127,13 +221,16 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 		}
 		return n, nil
 	case TypeFloat32, TypeFloat64:
+		if c != '-' && (c < '0' || c > '9') {
+			break
+		}
 		tok, _, err := p.number()
 		if err != nil {
-			return nil, mismatch(kindOf(c))
+			return nil, err
 		}
 		f, err := strconv.ParseFloat(tok, 64)
 		if err != nil {
-			return nil, mismatch("number " + tok)
+			return nil, p.mismatch(s, "found NUMBER "+tok)
 		}
 		if s.Type == TypeFloat32 {
 			return float32(f), nil
@@ -144,135 +241,185 @@ func (p *parser) value(s *Schema, where string) (any, error) {
 			return p.str()
 		}
 	case TypeBytes:
-		if s.Name == DecimalName {
-			if c == '"' {
-				str, err := p.str()
-				if err != nil {
-					return nil, err
-				}
-				return decimalValue(s, str)
-			}
-			tok, _, err := p.number()
-			if err != nil {
-				return nil, mismatch(kindOf(c))
-			}
-			return decimalValue(s, json.Number(tok))
-		}
-		if c == '"' {
-			str, err := p.str()
-			if err != nil {
-				return nil, err
-			}
-			b, err := base64.StdEncoding.DecodeString(str)
-			if err != nil {
-				return nil, fmt.Errorf("Invalid bytes field: %v", err)
-			}
-			return b, nil
-		}
+		return p.bytesValue(s, c)
 	case TypeArray:
 		if c == '[' {
 			out := []any{}
 			err := p.elements(func() error {
-				v, err := p.value(s.Items, where)
+				p.push(pathElem{index: len(out)})
+				v, err := p.value(s.Items)
+				p.pop()
 				out = append(out, v)
 				return err
 			})
 			return out, err
 		}
 	case TypeMap:
-		if s.Keys.Type == TypeString && c == '{' {
-			out := map[string]any{}
-			err := p.members(func(k []byte) error {
-				v, err := p.value(s.Values, where)
-				out[string(k)] = v
-				return err
-			})
-			return out, err
-		}
-		if s.Keys.Type != TypeString && c == '[' {
-			var out []MapEntry
-			err := p.elements(func() error {
-				p.ws()
-				if p.i >= len(p.b) || p.b[p.i] != '[' {
-					return fmt.Errorf("Found invalid map entry instead of array tuple: %s", kindOf(p.peek()))
-				}
-				var e MapEntry
-				n := 0
-				err := p.elements(func() error {
-					var err error
-					switch n {
-					case 0:
-						e.Key, err = p.value(s.Keys, where)
-					case 1:
-						e.Value, err = p.value(s.Values, where)
-					default:
-						return fmt.Errorf("Found invalid map entry instead of array tuple: more than 2 elements")
-					}
-					n++
-					return err
-				})
-				if err == nil && n != 2 {
-					err = fmt.Errorf("Found invalid map entry instead of array tuple: %d elements", n)
-				}
-				out = append(out, e)
-				return err
-			})
-			if out == nil {
-				out = []MapEntry{}
-			}
-			return out, err
-		}
+		return p.mapValue(s, c)
 	case TypeStruct:
-		if c == '{' {
-			st := NewStruct(s)
-			seen := uint64(0)
-			err := p.members(func(k []byte) error {
-				i := s.fieldIndexBytes(k)
-				if i < 0 {
-					_, err := p.value(nil, "") // JsonConverter ignores unknown fields
-					return err
-				}
-				v, err := p.value(s.Fields[i].Schema, s.Fields[i].Name)
-				st.values[i] = v
-				if i < 64 {
-					seen |= 1 << i
-				}
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
-			for i, f := range s.Fields {
-				if i < 64 && seen&(1<<i) != 0 || i >= 64 && st.values[i] != nil {
-					continue
-				}
-				v, err := p.nullFor(f.Schema)
-				if err != nil {
-					return nil, err
-				}
-				st.values[i] = v
-			}
-			return st, nil
+		if c != '{' {
+			return nil, p.located("Structs should be encoded as JSON objects, but found " + kindOf(c))
 		}
+		return p.structValue(s)
 	}
-	return nil, mismatch(kindOf(c))
+	return nil, p.mismatch(s, p.found())
 }
 
+func (p *parser) bytesValue(s *Schema, c byte) (any, error) {
+	decimal := s.Name == DecimalName
+	switch {
+	case c == '"':
+		str, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(str)
+		if err != nil {
+			if w := p.where(); w != "" {
+				return nil, fmt.Errorf("Invalid bytes field at %s: %v", w, err)
+			}
+			return nil, fmt.Errorf("Invalid bytes field: %v", err)
+		}
+		if !decimal {
+			return b, nil
+		}
+		if p.opts.DecimalNumeric {
+			p.rewritten = true // base64 to a number
+		}
+		return decimalFromBytes(b, decimalScale(s)), nil
+	case decimal && (c == '-' || c >= '0' && c <= '9'):
+		tok, _, err := p.number()
+		if err != nil {
+			return nil, err
+		}
+		if !p.opts.DecimalNumeric {
+			p.rewritten = true // a number to base64
+		}
+		r, err := decimalFromText(tok, decimalScale(s))
+		if err != nil {
+			return nil, p.located("Invalid Decimal value: " + err.Error())
+		}
+		return r, nil
+	}
+	return nil, p.mismatch(s, p.found())
+}
+
+func (p *parser) mapValue(s *Schema, c byte) (any, error) {
+	if s.Keys.Type == TypeString {
+		if c != '{' {
+			return nil, p.located("Maps with string fields should be encoded as JSON objects, but found " + kindOf(c))
+		}
+		out := map[string]any{}
+		n := 0
+		err := p.members(func(k []byte) error {
+			key := string(k)
+			p.push(pathElem{name: key})
+			v, err := p.value(s.Values)
+			p.pop()
+			out[key] = v
+			n++
+			return err
+		})
+		if n != len(out) {
+			p.rewritten = true // a repeated key: the last one counts
+		}
+		return out, err
+	}
+	if c != '[' {
+		return nil, p.located("Maps with non-string fields should be encoded as JSON array of tuples, but found " + kindOf(c))
+	}
+	out := []MapEntry{}
+	err := p.elements(func() error {
+		p.push(pathElem{index: len(out)})
+		defer p.pop()
+		p.ws()
+		if c := p.peek(); c != '[' {
+			if kindOf(c) == "" {
+				return p.syntax("a value")
+			}
+			return p.located("Found invalid map entry instead of array tuple: " + kindOf(c))
+		}
+		var e MapEntry
+		n := 0
+		err := p.elements(func() error {
+			var err error
+			switch n {
+			case 0:
+				e.Key, err = p.value(s.Keys)
+			case 1:
+				e.Value, err = p.value(s.Values)
+			default:
+				err = p.skip()
+			}
+			n++
+			return err
+		})
+		if err == nil && n != 2 {
+			err = p.located(fmt.Sprintf("Found invalid map entry, expected length 2 but found :%d", n))
+		}
+		out = append(out, e)
+		return err
+	})
+	return out, err
+}
+
+func (p *parser) structValue(s *Schema) (any, error) {
+	st := NewStruct(s)
+	seen := uint64(0)
+	err := p.members(func(k []byte) error {
+		i := s.fieldIndexBytes(k)
+		if i < 0 {
+			p.rewritten = true // JsonConverter ignores fields the schema does not have
+			_, err := p.value(nil)
+			return err
+		}
+		if i < 64 && seen&(1<<i) != 0 {
+			p.rewritten = true // a repeated field: the last one counts
+		}
+		p.push(pathElem{name: s.Fields[i].Name})
+		v, err := p.value(s.Fields[i].Schema)
+		p.pop()
+		st.values[i] = v
+		if i < 64 {
+			seen |= 1 << i
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range s.Fields {
+		if i < 64 && seen&(1<<i) != 0 || i >= 64 && st.values[i] != nil {
+			continue
+		}
+		p.push(pathElem{name: f.Name})
+		v, err := p.nullFor(f.Schema)
+		p.pop()
+		if err != nil {
+			return nil, err
+		}
+		st.values[i] = v
+	}
+	return st, nil
+}
+
+// nullFor is the value of a null (or absent field) of schema s: its default, unless KeepNulls; a
+// null if s is optional; else an error.
 func (p *parser) nullFor(s *Schema) (any, error) {
-	if p.keepNull && s.Default != nil {
-		return nil, nil
-	}
-	return nullFor(s)
-}
-
-func nullFor(s *Schema) (any, error) {
 	if s.Default != nil {
+		if p.opts.KeepNulls {
+			return nil, nil
+		}
+		p.rewritten = true
 		return s.Default, nil
 	}
 	if s.Optional {
 		return nil, nil
 	}
-	return nil, fmt.Errorf("Invalid null value for required %s field", s.Type.JavaName())
+	if p.opts.Writing {
+		return nil, p.located("Conversion error: null value for field that is required and has no default value")
+	}
+	return nil, p.located("Invalid null value for required " + s.Type.JavaName() + " field")
 }
 
 func (p *parser) peek() byte {
@@ -282,6 +429,8 @@ func (p *parser) peek() byte {
 	return 0
 }
 
+// kindOf names the JSON type of the value that starts with c as Jackson's JsonNodeType does; ""
+// if no JSON value starts with c.
 func kindOf(c byte) string {
 	switch {
 	case c == '{':
@@ -297,7 +446,7 @@ func kindOf(c byte) string {
 	case c == '-' || c >= '0' && c <= '9':
 		return "NUMBER"
 	}
-	return "invalid JSON"
+	return ""
 }
 
 // schemaless parses a value without a schema: objects become map[string]any, integers int64,
@@ -307,7 +456,7 @@ func (p *parser) schemaless(c byte) (any, error) {
 	case c == '{':
 		out := map[string]any{}
 		err := p.members(func(k []byte) error {
-			v, err := p.value(nil, "")
+			v, err := p.value(nil)
 			out[string(k)] = v
 			return err
 		})
@@ -315,7 +464,7 @@ func (p *parser) schemaless(c byte) (any, error) {
 	case c == '[':
 		out := []any{}
 		err := p.elements(func() error {
-			v, err := p.value(nil, "")
+			v, err := p.value(nil)
 			out = append(out, v)
 			return err
 		})

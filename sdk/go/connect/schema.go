@@ -305,7 +305,7 @@ func ParseSchema(raw []byte) (*Schema, error) {
 	if ok {
 		return s, nil
 	}
-	v, err := decodeJSON(raw)
+	v, err := DecodeJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema JSON: %w", err)
 	}
@@ -340,7 +340,7 @@ func buildSchema(v any) (*Schema, error) {
 	case TypeBoolean, TypeInt8, TypeInt16, TypeInt32, TypeInt64, TypeFloat32, TypeFloat64, TypeBytes, TypeString:
 	case TypeArray:
 		if m["items"] == nil {
-			return nil, fmt.Errorf("TypeArray schema did not specify the element type")
+			return nil, fmt.Errorf("Array schema did not specify the element type")
 		}
 		items, err := buildSchema(m["items"])
 		if err != nil {
@@ -349,10 +349,10 @@ func buildSchema(v any) (*Schema, error) {
 		s.Items = items
 	case TypeMap:
 		if m["keys"] == nil {
-			return nil, fmt.Errorf("TypeMap schema did not specify the key type")
+			return nil, fmt.Errorf("Map schema did not specify the key type")
 		}
 		if m["values"] == nil {
-			return nil, fmt.Errorf("TypeMap schema did not specify the value type")
+			return nil, fmt.Errorf("Map schema did not specify the value type")
 		}
 		var err error
 		if s.Keys, err = buildSchema(m["keys"]); err != nil {
@@ -408,7 +408,12 @@ func buildSchema(v any) (*Schema, error) {
 		}
 	}
 	if d, ok := m["default"]; ok && d != nil {
-		def, err := toGo(s, d, "default")
+		// The default is read as a payload of its schema is, by the one parser.
+		raw, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("Invalid default value: %w", err)
+		}
+		def, _, err := ReadPayload(s, raw, PayloadOptions{Root: "default"})
 		if err != nil {
 			return nil, fmt.Errorf("Invalid default value: %w", err)
 		}

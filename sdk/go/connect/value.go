@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -100,7 +99,7 @@ func decode(d wire.Data, keepNull bool) (*Schema, any, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		v, err := parsePayload(s, d.Bytes, keepNull)
+		v, _, err := ReadPayload(s, d.Bytes, PayloadOptions{KeepNulls: keepNull})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -153,6 +152,12 @@ func Encode(s *Schema, v any) (wire.Data, error) {
 // payload without the schema. Encode is AppendJSON with the schema's JSON.
 func AppendJSON(dst []byte, s *Schema, v any) ([]byte, error) { return appendValue(dst, s, v, "") }
 
+// AppendPayload is AppendJSON with JsonConverter's settings: a Decimal is written as a number
+// with o.DecimalNumeric. The other options are ReadPayload's.
+func AppendPayload(dst []byte, s *Schema, v any, o PayloadOptions) ([]byte, error) {
+	return encoder{decimalNumeric: o.DecimalNumeric}.value(dst, s, v, "")
+}
+
 // AppendFieldJSON is AppendJSON for the value of a struct field; errors name the field.
 func AppendFieldJSON(dst []byte, field string, s *Schema, v any) ([]byte, error) {
 	return appendValue(dst, s, v, field)
@@ -163,26 +168,7 @@ func isPlain(s *Schema, t Type, optional bool) bool {
 		s.Parameters == nil && s.Default == nil
 }
 
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return v, nil
-}
-
-func typeErr(s *Schema, v any, where string) error {
-	if where != "" {
-		return fmt.Errorf("Invalid value for schema type %s at %s: %s", s.Type.JavaName(), where, goType(v))
-	}
-	return fmt.Errorf("Invalid value for schema type %s: %s", s.Type.JavaName(), goType(v))
-}
-
+// goType names the Go type of v for an error message, as Kafka names the Java class.
 func goType(v any) string {
 	switch v.(type) {
 	case nil:
@@ -197,148 +183,6 @@ func goType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// toGo converts decoded JSON to the Go value of schema s (JsonConverter.convertToConnect).
-func toGo(s *Schema, v any, where string) (any, error) {
-	if v == nil {
-		if s.Default != nil {
-			return s.Default, nil
-		}
-		if s.Optional {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("Invalid null value for required %s field", s.Type.JavaName())
-	}
-	switch s.Type {
-	case TypeBoolean:
-		if b, ok := v.(bool); ok {
-			return b, nil
-		}
-	case TypeInt8, TypeInt16, TypeInt32, TypeInt64:
-		n, ok := v.(json.Number)
-		if !ok {
-			break
-		}
-		i, err := strconv.ParseInt(string(n), 10, intBits(s.Type))
-		if err != nil {
-			if f, ferr := n.Float64(); ferr == nil && f == math.Trunc(f) && math.Abs(f) < math.Ldexp(1, intBits(s.Type)-1) { // 1.0
-				i = int64(f)
-			} else {
-				return nil, typeErr(s, v, where)
-			}
-		}
-		switch s.Type {
-		case TypeInt8:
-			return int8(i), nil
-		case TypeInt16:
-			return int16(i), nil
-		case TypeInt32:
-			switch s.Name {
-			case DateName:
-				return time.UnixMilli(i * 86400000).UTC(), nil
-			case TimeName:
-				return time.UnixMilli(i).UTC(), nil
-			}
-			return int32(i), nil
-		}
-		if s.Name == TimestampName {
-			return time.UnixMilli(i).UTC(), nil
-		}
-		return i, nil
-	case TypeFloat32, TypeFloat64:
-		n, ok := v.(json.Number)
-		if !ok {
-			break
-		}
-		f, err := n.Float64()
-		if err != nil {
-			return nil, typeErr(s, v, where)
-		}
-		if s.Type == TypeFloat32 {
-			return float32(f), nil
-		}
-		return f, nil
-	case TypeString:
-		if str, ok := v.(string); ok {
-			return str, nil
-		}
-	case TypeBytes:
-		if s.Name == DecimalName {
-			return decimalValue(s, v)
-		}
-		if str, ok := v.(string); ok {
-			b, err := base64.StdEncoding.DecodeString(str)
-			if err != nil {
-				return nil, fmt.Errorf("Invalid bytes field: %v", err)
-			}
-			return b, nil
-		}
-	case TypeArray:
-		a, ok := v.([]any)
-		if !ok {
-			break
-		}
-		for i, e := range a {
-			g, err := toGo(s.Items, e, where)
-			if err != nil {
-				return nil, err
-			}
-			a[i] = g
-		}
-		return a, nil
-	case TypeMap:
-		if s.Keys.Type == TypeString {
-			m, ok := v.(map[string]any)
-			if !ok {
-				break
-			}
-			for k, e := range m {
-				g, err := toGo(s.Values, e, where)
-				if err != nil {
-					return nil, err
-				}
-				m[k] = g
-			}
-			return m, nil
-		}
-		a, ok := v.([]any)
-		if !ok {
-			break
-		}
-		out := make([]MapEntry, len(a))
-		for i, e := range a {
-			pair, ok := e.([]any)
-			if !ok || len(pair) != 2 {
-				return nil, fmt.Errorf("Found invalid map entry instead of array tuple: %s", goType(e))
-			}
-			k, err := toGo(s.Keys, pair[0], where)
-			if err != nil {
-				return nil, err
-			}
-			val, err := toGo(s.Values, pair[1], where)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = MapEntry{k, val}
-		}
-		return out, nil
-	case TypeStruct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			break
-		}
-		st := NewStruct(s)
-		for i, f := range s.Fields {
-			g, err := toGo(f.Schema, m[f.Name], f.Name)
-			if err != nil {
-				return nil, err
-			}
-			st.values[i] = g
-		}
-		return st, nil
-	}
-	return nil, typeErr(s, v, where)
-}
-
 func intBits(t Type) int {
 	switch t {
 	case TypeInt8:
@@ -351,41 +195,21 @@ func intBits(t Type) int {
 	return 64
 }
 
-func decimalScale(s *Schema) int {
-	n, _ := strconv.Atoi(s.Parameters["scale"])
-	return n
-}
-
-// decimalValue reads a Decimal given as base64 two's complement bytes or as a JSON number.
-func decimalValue(s *Schema, v any) (any, error) {
-	scale := decimalScale(s)
-	switch x := v.(type) {
-	case string:
-		b, err := base64.StdEncoding.DecodeString(x)
-		if err != nil {
-			return nil, fmt.Errorf("Invalid bytes field: %v", err)
-		}
-		n := new(big.Int).SetBytes(b)
-		if len(b) > 0 && b[0]&0x80 != 0 {
-			n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-		}
-		return new(big.Rat).SetFrac(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)), nil
-	case json.Number:
-		r, ok := new(big.Rat).SetString(string(x))
-		if !ok {
-			return nil, fmt.Errorf("Invalid decimal %s", x)
-		}
-		return r, nil
-	}
-	return nil, typeErr(s, v, "")
-}
-
 // appendValue appends the JSON of v with schema s (nil: schemaless), as JsonConverter writes it.
 func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
+	return encoder{}.value(dst, s, v, where)
+}
+
+// encoder writes values as JsonConverter does with its settings.
+type encoder struct {
+	decimalNumeric bool // decimal.format=NUMERIC
+}
+
+func (enc encoder) value(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 	if v == nil {
 		if s != nil && !s.Optional {
 			if s.Default != nil {
-				return appendValue(dst, s, s.Default, where)
+				return enc.value(dst, s, s.Default, where)
 			}
 			if where != "" {
 				return nil, fmt.Errorf("Invalid value: null used for required field: %q, schema type: %s", where, s.Type.JavaName())
@@ -454,6 +278,13 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 		return AppendJSONString(dst, str), nil
 	case TypeBytes:
 		if r, ok := v.(*big.Rat); ok && s.Name == DecimalName {
+			if enc.decimalNumeric {
+				num, err := decimalText(r, decimalScale(s))
+				if err != nil {
+					return nil, err
+				}
+				return append(dst, num...), nil
+			}
 			b, err := decimalBytes(r, decimalScale(s))
 			if err != nil {
 				return nil, err
@@ -478,7 +309,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendValue(dst, s.Items, e, where); err != nil {
+			if dst, err = enc.value(dst, s.Items, e, where); err != nil {
 				return nil, err
 			}
 		}
@@ -497,7 +328,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 				}
 				dst = AppendJSONString(dst, k)
 				dst = append(dst, ':')
-				if dst, err = appendValue(dst, s.Values, m[k], where); err != nil {
+				if dst, err = enc.value(dst, s.Values, m[k], where); err != nil {
 					return nil, err
 				}
 			}
@@ -516,7 +347,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 				if !obj {
 					dst = append(dst, '[')
 				}
-				if dst, err = appendValue(dst, s.Keys, e.Key, where); err != nil {
+				if dst, err = enc.value(dst, s.Keys, e.Key, where); err != nil {
 					return nil, err
 				}
 				if obj {
@@ -524,7 +355,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 				} else {
 					dst = append(dst, ',')
 				}
-				if dst, err = appendValue(dst, s.Values, e.Value, where); err != nil {
+				if dst, err = enc.value(dst, s.Values, e.Value, where); err != nil {
 					return nil, err
 				}
 				if !obj {
@@ -553,7 +384,7 @@ func appendValue(dst []byte, s *Schema, v any, where string) ([]byte, error) {
 			dst = AppendJSONString(dst, f.Name)
 			dst = append(dst, ':')
 			var err error
-			if dst, err = appendValue(dst, f.Schema, st.values[i], f.Name); err != nil {
+			if dst, err = enc.value(dst, f.Schema, st.values[i], f.Name); err != nil {
 				return nil, err
 			}
 		}
@@ -690,28 +521,6 @@ func ratScale(r *big.Rat) int {
 		}
 	}
 	return 38
-}
-
-// decimalBytes returns the unscaled value of r at scale as big-endian two's complement bytes.
-func decimalBytes(r *big.Rat, scale int) ([]byte, error) {
-	m := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
-	if !m.IsInt() {
-		return nil, fmt.Errorf("Decimal %s does not fit scale %d", r.FloatString(10), scale)
-	}
-	n := m.Num()
-	if n.Sign() >= 0 {
-		b := n.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b, nil
-	}
-	l := len(n.Bytes()) + 1
-	t := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), uint(8*l)), n).Bytes()
-	for len(t) > 1 && t[0] == 0xff && t[1]&0x80 != 0 {
-		t = t[1:]
-	}
-	return t, nil
 }
 
 func sortedKeys(m map[string]any) []string {
