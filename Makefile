@@ -6,7 +6,7 @@ WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
 
-.PHONY: all build plugins example-transforms run test bench vet clean
+.PHONY: all build plugins example-transforms run test test-unit test-e2e bench vet clean
 
 all: build
 
@@ -37,13 +37,23 @@ run: build
 	$(BIN) dev --config examples/dev.properties
 
 # Unit tests, then end-to-end tests against broker and worker processes.
-test: build $(TESTWASM)
+test: build $(TESTWASM) test-unit test-e2e
+
+# Every package's own tests, in one process each: real plugins through wazero, an in-process kfake
+# broker where Kafka is needed; no worker processes.
+test-unit:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 12m ./...
+	$(GO) test -count=1 -timeout 5m ./...
+
+# The end-to-end tests (build tag e2e): broker and worker processes of the wasmconnect binary,
+# driven over the Kafka protocol, the REST API and kcat, as users drive them.
+test-e2e:
+	$(GO) vet -tags e2e ./cmd/wasmconnect/
+	$(GO) test -count=1 -tags e2e -timeout 12m ./cmd/wasmconnect/
 
 # Benchmarks: file source -> topic next to kcat -P in the same run, plus the wasmhost and task benchmarks.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./cmd/wasmconnect/ ./wasmhost/... ./sdk/go/... ./plugins/ ./plugins/transforms/
+	$(GO) test -tags e2e -run '^$$' -bench . -benchtime 3x -timeout 20m ./cmd/wasmconnect/ ./wasmhost/... ./sdk/go/... ./plugins/ ./plugins/transforms/
 
 clean:
 	rm -rf bin build

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )

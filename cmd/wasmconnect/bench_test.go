@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 import (
@@ -13,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // BenchmarkFileSourceVsKcat measures records/s from a file into a topic through the FileStreamSource
@@ -21,7 +23,7 @@ import (
 // lines as they are (StringConverter), so the bytes on the wire are the same; a JsonConverter run
 // shows what the schema envelope costs.
 //
-//	go test -run '^$' -bench FileSourceVsKcat -benchtime 3x ./cmd/wasmconnect/
+//	go test -tags e2e -run '^$' -bench FileSourceVsKcat -benchtime 3x ./cmd/wasmconnect/
 func BenchmarkFileSourceVsKcat(b *testing.B) {
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 // End-to-end tests of connectors as code: a worker reconciling a directory of HCL files, and the

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 // End-to-end tests of a worker's start: what it says when a setting keeps it from starting, and

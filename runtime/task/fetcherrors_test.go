@@ -156,7 +156,7 @@ func startSinkRetrying(t *testing.T, c *kfake.Cluster, retryFor time.Duration, o
 	sink := NewSink(SinkConfig{
 		ID: connect.TaskID{Connector: "c", Task: 0}, Plugin: rs.plugin,
 		KeyConverter: bytesConverter{}, ValueConverter: bytesConverter{},
-		ClientOpts: append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...), GroupID: "connect-c", Topics: []string{"t"},
+		ClientOpts: append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(100 * time.Millisecond)}, opts...), GroupID: "connect-c", Topics: []string{"t"},
 		FlushInterval: 200 * time.Millisecond, FetchRetryTimeout: retryFor,
 		OnState: func(st connect.State, trace string) {
 			rs.mu.Lock()
@@ -222,6 +222,7 @@ func waitCount(t *testing.T, s *recordingSink, n int) {
 // not follow the new topic ID and would consume nothing more, so the task must fail, not stay
 // RUNNING.
 func TestSinkFailsWhenItsTopicIsRecreatedUnderIt(t *testing.T) {
+	t.Parallel() // each has its own broker; they wait on the client's retries
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +246,7 @@ func TestSinkFailsWhenItsTopicIsRecreatedUnderIt(t *testing.T) {
 // up: a batch with an unknown magic byte (what a consumer read from a broker that wrote a new log
 // over an old one), or a non-retriable error code.
 func TestSinkFailsOnANonRetriableFetchError(t *testing.T) {
+	t.Parallel() // each has its own broker; they wait on the client's retries
 	for name, tc := range map[string]struct {
 		answer func(*kmsg.FetchResponseTopicPartition)
 		want   string
@@ -302,6 +304,7 @@ func TestSinkFailsOnANonRetriableFetchError(t *testing.T) {
 // TestSinkFailsWhenTheBrokerStaysUnreachable stops the broker under a sink: the errors are
 // retriable, so the task keeps trying, but only for FetchRetryTimeout.
 func TestSinkFailsWhenTheBrokerStaysUnreachable(t *testing.T) {
+	t.Parallel() // each has its own broker; they wait on the client's retries
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
 		t.Fatal(err)
@@ -316,6 +319,7 @@ func TestSinkFailsWhenTheBrokerStaysUnreachable(t *testing.T) {
 // TestSinkWaitsForATopicThatDoesNotExistYet starts a sink before its topic exists, with a retry
 // bound shorter than the wait: a missing topic is not a failing fetch, as in Kafka Connect.
 func TestSinkWaitsForATopicThatDoesNotExistYet(t *testing.T) {
+	t.Parallel() // each has its own broker; they wait on the client's retries
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)

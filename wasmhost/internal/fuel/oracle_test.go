@@ -11,7 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // TestEveryLoopIsChecked disassembles instrumented modules with wasm2wat

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 // Helpers for end-to-end tests: real broker and worker processes of the wasmconnect binary, driven
@@ -20,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmconnect/wasmconnect/plugins/pluginbuild"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 var (
