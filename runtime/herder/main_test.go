@@ -14,13 +14,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/logging"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/worker"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // testHost loads the real file and converter plugins, built once per test binary.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // The real plugins, built once per test binary, and one host that loads them.
