@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // BenchmarkBuiltinLoad is what a worker start pays for the built-in file plugin (a Go guest): a

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // buildC builds uppercase.c with the command README.md gives, or skips (fails in CI) when the

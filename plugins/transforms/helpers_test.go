@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // These tests drive the plugins through the WebAssembly boundary: the package is built to a .wasm
