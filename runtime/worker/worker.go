@@ -307,11 +307,11 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			ClientOpts: slices.Concat(w.opts,
 				[]kgo.Opt{kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", id.Connector, id.Task))}, settings.Opts),
 			MaxPollRecords: settings.MaxPollRecords,
-			GroupID:       SinkGroupID(id.Connector, connCfg),
-			Topics:        config.SplitList(connCfg["topics"]),
-			TopicsRegex:   strings.TrimSpace(connCfg["topics.regex"]),
-			FlushInterval: w.cfg.OffsetFlushInterval,
-			Paused:        paused, OnState: onState, Metrics: m, Logger: w.log,
+			GroupID:        SinkGroupID(id.Connector, connCfg),
+			Topics:         config.SplitList(connCfg["topics"]),
+			TopicsRegex:    strings.TrimSpace(connCfg["topics.regex"]),
+			FlushInterval:  w.cfg.OffsetFlushInterval,
+			Paused:         paused, OnState: onState, Metrics: m, Logger: w.log,
 			ActiveTopics: w.activeTopics(id),
 		})
 		w.attach(r, sink)
