@@ -282,3 +282,22 @@ func TestOrphanedPartitionsOfALostTopicAreSetAside(t *testing.T) {
 		t.Fatalf("old records not kept under orphaned/: %v %v", moved, err)
 	}
 }
+
+func TestParseSASLUser(t *testing.T) {
+	for in, want := range map[string]SASLUser{
+		"connect:secret":               {User: "connect", Password: "secret"},
+		"connect:secret:scram-sha-512": {User: "connect", Password: "secret", Mechanism: "SCRAM-SHA-512"},
+	} {
+		if got, err := ParseSASLUser(in); err != nil || got != want {
+			t.Errorf("ParseSASLUser(%q) = %+v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"connect", "connect:", ":secret", "connect:secret:GSSAPI", "a:b:c:d"} {
+		_, err := ParseSASLUser(in)
+		if err == nil {
+			t.Errorf("ParseSASLUser(%q) accepted", in)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("ParseSASLUser(%q): the error shows the password: %v", in, err)
+		}
+	}
+}
