@@ -3,6 +3,7 @@ package kafkaclient
 import (
 	"context"
 	"crypto/tls"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -378,5 +379,37 @@ func TestOverrideErrors(t *testing.T) {
 	}
 	if got := OverrideErrors(map[string]string{"producer.acks": "2"}, nil, Producer, PolicyAll); len(got) != 0 {
 		t.Errorf("a connector without overrides: %v", got)
+	}
+}
+
+// TestLayers checks which keys each client gets: the top-level connection keys for all, the
+// role's prefixed keys over them, a connector's overrides last; other top-level keys are the
+// worker's own.
+func TestLayers(t *testing.T) {
+	worker := map[string]string{
+		"bootstrap.servers": "b:9092", "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+		"consumer.sasl.mechanism": "SCRAM-SHA-256", "session.timeout.ms": "10000", "producer.acks": "1",
+	}
+	connector := map[string]string{"consumer.override.sasl.mechanism": "SCRAM-SHA-512", "producer.override.acks": "0"}
+	for _, tc := range []struct {
+		s    Settings
+		want Settings
+	}{
+		{ForWorker(worker, Internal), Settings{
+			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
+			"sasl.mechanism": {"PLAIN", "sasl.mechanism"}}},
+		{ForWorker(worker, Consumer), Settings{
+			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
+			"sasl.mechanism": {"SCRAM-SHA-256", "consumer.sasl.mechanism"}}},
+		{ForWorker(worker, Consumer).WithOverrides(connector, Consumer), Settings{
+			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
+			"sasl.mechanism": {"SCRAM-SHA-512", "consumer.override.sasl.mechanism"}}},
+		{ForWorker(worker, Producer).WithOverrides(connector, Producer), Settings{
+			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
+			"sasl.mechanism": {"PLAIN", "sasl.mechanism"}, "acks": {"0", "producer.override.acks"}}},
+	} {
+		if !maps.Equal(tc.s, tc.want) {
+			t.Errorf("settings %v, want %v", tc.s, tc.want)
+		}
 	}
 }

@@ -3,8 +3,10 @@ package kafkaclient
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,7 +45,7 @@ func (b *builder) security() {
 			b.opt(kgo.SASL(m))
 		}
 	}
-	for k := range b.s {
+	for _, k := range slices.Sorted(maps.Keys(b.s)) {
 		if b.used[k] {
 			continue
 		}
