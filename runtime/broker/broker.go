@@ -86,6 +86,7 @@ type Config struct {
 type Broker struct {
 	cluster   *kfake.Cluster
 	client    []kgo.Opt // how the broker's own start-up client gets in
+	dataDir   string
 	addr      string
 	clusterID string
 }
@@ -143,6 +144,9 @@ func Start(cfg Config) (*Broker, error) {
 		opts = append(opts, kfake.ClusterID(cfg.ClusterID))
 	}
 	client, secOpts, err := securityOpts(cfg)
+	if err == nil {
+		err = forgetSASL(cfg.DataDir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +167,7 @@ func Start(cfg Config) (*Broker, error) {
 	if !cfg.DisableAutoTopicCreation {
 		autoCreateTopics(c)
 	}
-	b := &Broker{cluster: c, addr: c.ListenAddrs()[0], client: client}
+	b := &Broker{cluster: c, addr: c.ListenAddrs()[0], client: client, dataDir: cfg.DataDir}
 
 	ctx, cancel := context.WithTimeout(context.Background(), startupTimeout)
 	defer cancel()
@@ -224,7 +228,10 @@ func (b *Broker) ClusterID() string { return b.clusterID }
 
 // Close stops the broker, closing client connections and, with a data
 // directory, flushing its state to disk so the next Start sees it.
-func (b *Broker) Close() { b.cluster.Close() }
+func (b *Broker) Close() {
+	b.cluster.Close()
+	forgetSASL(b.dataDir) // kfake saved the SASL users, PLAIN passwords in clear
+}
 
 // parseListen splits Listen into a bindable host and a port.
 func parseListen(listen string) (string, int, error) {

@@ -8,8 +8,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -140,4 +144,21 @@ func selfSigned() (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// saslFile is where kfake keeps its SASL users in a data directory, PLAIN passwords in clear.
+const saslFile = "sasl.json"
+
+// forgetSASL removes the SASL users an earlier run saved in dataDir. kfake would load them over
+// the users it is started with, so a changed password would not take, a removed user would stay,
+// and the broker's own start-up client (a new random password each run) would be locked out.
+// The users given at start are the only ones; they are not kept on disk between runs.
+func forgetSASL(dataDir string) error {
+	if dataDir == "" {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(dataDir, saslFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("embedded broker: removing the SASL users of the last run: %w", err)
+	}
+	return nil
 }
