@@ -21,12 +21,17 @@ import (
 // secureBroker starts an embedded broker with TLS (client certificates required when mutual) and,
 // when users are given, SASL; it returns its address and the CA that signed every certificate.
 func secureBroker(t *testing.T, mutual bool, users ...broker.SASLUser) (string, *testpki.CA) {
+	return secureBrokerFor(t, []string{"127.0.0.1", "localhost"}, mutual, users...)
+}
+
+// secureBrokerFor is secureBroker with a broker certificate for hosts.
+func secureBrokerFor(t *testing.T, hosts []string, mutual bool, users ...broker.SASLUser) (string, *testpki.CA) {
 	t.Helper()
 	ca, err := testpki.NewCA(t.TempDir(), "test-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := ca.Server("broker", "127.0.0.1", "localhost")
+	srv, err := ca.Server("broker", hosts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,5 +416,58 @@ func TestLayers(t *testing.T) {
 		if !maps.Equal(tc.s, tc.want) {
 			t.Errorf("settings %v, want %v", tc.s, tc.want)
 		}
+	}
+}
+
+func TestSASLPlaintextWithPlain(t *testing.T) {
+	b, err := broker.Start(broker.Config{SASLUsers: []broker.SASLUser{{User: "alice", Password: "alice-secret"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	props := map[string]string{
+		"bootstrap.servers": b.Addr(),
+		"security.protocol": "SASL_PLAINTEXT",
+		"sasl.mechanism":    "PLAIN",
+		"sasl.jaas.config":  `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";`,
+	}
+	if err := probe(t, props); err != nil {
+		t.Fatalf("PLAIN: %v", err)
+	}
+	props["sasl.mechanism"] = "SCRAM-SHA-256"
+	props["sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";`
+	if err := probe(t, props); err != nil {
+		t.Fatalf("SCRAM-SHA-256: %v", err)
+	}
+	props["sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="mallory" password="x";`
+	if err := probe(t, props); err == nil || !strings.Contains(err.Error(), `sasl.mechanism SCRAM-SHA-256: authentication failed for user "mallory"`) {
+		t.Fatalf("unknown user: %v", err)
+	}
+	delete(props, "sasl.mechanism")
+	delete(props, "sasl.jaas.config")
+	props["security.protocol"] = "PLAINTEXT"
+	if err := probe(t, props); err == nil {
+		t.Fatal("no SASL to a SASL broker succeeded")
+	}
+}
+
+func TestEndpointIdentification(t *testing.T) {
+	addr, ca := secureBrokerFor(t, []string{"broker.example"}, false)
+	props := map[string]string{
+		"bootstrap.servers":       addr,
+		"security.protocol":       "SSL",
+		"ssl.truststore.location": ca.CertFile, // PEM, the type left at Kafka's default
+	}
+	if err := probe(t, props); err == nil || !strings.Contains(err.Error(), "ssl.endpoint.identification.algorithm") {
+		t.Fatalf("certificate for another host: %v, want an error naming ssl.endpoint.identification.algorithm", err)
+	}
+	props["ssl.endpoint.identification.algorithm"] = ""
+	if err := probe(t, props); err != nil {
+		t.Fatalf("host name check off: %v", err)
+	}
+	other, _ := testpki.NewCA(t.TempDir(), "other")
+	props["ssl.truststore.location"] = other.CertFile
+	if err := probe(t, props); err == nil || !strings.Contains(err.Error(), "ssl.truststore") {
+		t.Fatalf("host name check off, untrusted CA: %v, want the chain still verified", err)
 	}
 }
