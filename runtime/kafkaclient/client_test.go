@@ -195,6 +195,7 @@ func TestOAuthBearerTokenFile(t *testing.T) {
 		"sasl.mechanism":                      "OAUTHBEARER",
 		"sasl.jaas.config":                    `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required extension_cluster="lkc-1";`,
 		"sasl.oauthbearer.token.endpoint.url": "file://" + tok,
+		"sasl.login.callback.handler.class":   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
 	}, Internal), used: map[string]bool{}, c: &Client{}}
 	b.c.Auth.Protocol = "SASL_SSL"
 	m := b.sasl()
@@ -204,6 +205,9 @@ func TestOAuthBearerTokenFile(t *testing.T) {
 	_, first, err := m.Authenticate(context.Background(), "127.0.0.1:9092")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(b.c.Warnings) > 0 {
+		t.Errorf("warnings about Kafka's own OAUTHBEARER settings: %q", b.c.Warnings)
 	}
 	if s := string(first); !strings.Contains(s, "auth=Bearer eyJhbGciOiJub25lIn0.e30.\x01") || !strings.Contains(s, "cluster=lkc-1") {
 		t.Fatalf("first message %q lacks the token from the file or the extension", s)

@@ -128,6 +128,10 @@ func (b *builder) oauth(jaas JAAS) sasl.Mechanism {
 		return nil
 	}
 	path := u.Path
+	// Kafka needs its login callback handler named for a token endpoint; the file is read here.
+	if h, ok := b.value("sasl.login.callback.handler.class"); ok && !strings.HasSuffix(h, ".OAuthBearerLoginCallbackHandler") {
+		b.warn("sasl.login.callback.handler.class", "ignored: the token is read from "+key)
+	}
 	if _, err := os.Stat(path); err != nil {
 		b.fail(key, err.Error())
 		return nil
