@@ -171,6 +171,19 @@ func TestWorkerOverMutualTLS(t *testing.T) {
 	w := startWorkerFile(t, "worker", commonProps(addr, port, files)+security.String(), port)
 	w.waitReady(t)
 	runPipeline(t, w, files)
+
+	// Without a client certificate: a clear error at once, not a hang.
+	var noCert []string
+	for _, l := range strings.Split(security.String(), "\n") {
+		if !strings.Contains(l, "ssl.keystore.") {
+			noCert = append(noCert, l)
+		}
+	}
+	port2 := freePort(t)
+	bad := startWorkerFile(t, "worker-no-certificate", commonProps(addr, port2, files)+strings.Join(noCert, "\n"), port2)
+	if log := waitExit(t, bad.process, 20*time.Second); !strings.Contains(log, "client certificate (ssl.keystore.location") {
+		t.Fatalf("no client certificate: the log does not say so:\n%s", log)
+	}
 }
 
 // TestProducerOverrideCompression checks that a connector's producer.override.compression.type

@@ -33,7 +33,6 @@ type Client struct {
 // Auth is what a client's security settings ask for.
 type Auth struct {
 	Protocol     string // security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
-	ProtocolKey  string // the key as written ("" when defaulted)
 	Mechanism    string // sasl.mechanism ("" without SASL)
 	MechanismKey string
 	User         string // the SASL user name, from sasl.jaas.config

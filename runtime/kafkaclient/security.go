@@ -23,7 +23,6 @@ func (b *builder) security() {
 	a.Protocol = "PLAINTEXT"
 	if st, ok := b.s["security.protocol"]; ok {
 		b.used["security.protocol"] = true
-		a.ProtocolKey = st.Key
 		a.Protocol = strings.ToUpper(strings.TrimSpace(st.Value))
 		switch a.Protocol {
 		case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
