@@ -368,7 +368,10 @@ func TestWorkerWarnings(t *testing.T) {
 	if c.Policy != PolicyPrincipal {
 		t.Errorf("policy %q", c.Policy)
 	}
-	_, err = NewClients(map[string]string{"producer.acks": "2", "consumer.isolation.level": "dirty", PolicyKey: "Any"})
+	_, err = NewClients(map[string]string{"producer.acks": "2", "consumer.isolation.level": "dirty", PolicyKey: "Any", "security.protocol": "SSH"})
+	if n := strings.Count(err.Error(), "SSH"); n != 1 {
+		t.Errorf("a bad top-level key inherited by every client is reported %d times, want once: %v", n, err)
+	}
 	for _, want := range []string{`invalid value "2" for producer.acks`, `invalid value "dirty" for consumer.isolation.level`, `invalid value "Any" for connector.client.config.override.policy`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("bad worker settings: %v, want %q", err, want)

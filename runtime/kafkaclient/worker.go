@@ -45,9 +45,33 @@ func NewClients(props map[string]string) (*Clients, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, errors.Join(distinct(errs)...)
 	}
 	return c, nil
+}
+
+// distinct flattens joined errors and drops repeats: a bad top-level key is inherited by several
+// clients, and reported once.
+func distinct(errs []error) []error {
+	var out []error
+	seen := map[string]bool{}
+	var add func(err error)
+	add = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				add(e)
+			}
+			return
+		}
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			out = append(out, err)
+		}
+	}
+	for _, e := range errs {
+		add(e)
+	}
+	return out
 }
 
 // ForConnector returns the settings of a connector's client of the role: the worker's, then the
