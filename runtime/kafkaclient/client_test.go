@@ -50,7 +50,13 @@ func secureBrokerFor(t *testing.T, hosts []string, mutual bool, users ...broker.
 // probe builds a client from props and asks the broker for metadata, failing fast as start-up does.
 func probe(t *testing.T, props map[string]string) error {
 	t.Helper()
-	c, err := Build(ForWorker(props, Internal), Internal)
+	return probeAs(t, Internal, props)
+}
+
+// probeAs is probe with a client of the role.
+func probeAs(t *testing.T, role Role, props map[string]string) error {
+	t.Helper()
+	c, err := Build(ForWorker(props, role), role)
 	if err != nil {
 		return err
 	}
@@ -455,6 +461,24 @@ func TestSASLPlaintextWithPlain(t *testing.T) {
 	props["security.protocol"] = "PLAINTEXT"
 	if err := probe(t, props); err == nil {
 		t.Fatal("no SASL to a SASL broker succeeded")
+	}
+}
+
+// TestTLSToAPlaintextListener: a client speaking TLS to a plaintext listener is told so within
+// its dial timeout, not left retrying.
+func TestTLSToAPlaintextListener(t *testing.T) {
+	b, err := broker.Start(broker.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	start := time.Now()
+	err = probeAs(t, Producer, map[string]string{"bootstrap.servers": b.Addr(), "security.protocol": "SSL", "producer.socket.connection.setup.timeout.ms": "2000"})
+	if err == nil || !strings.Contains(err.Error(), "did not do the TLS handshake") || !strings.Contains(err.Error(), "security.protocol") {
+		t.Fatalf("TLS to a plaintext listener: %v, want an error saying the broker does not do TLS", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("reported after %v, want within the 2s dial timeout", took)
 	}
 }
 

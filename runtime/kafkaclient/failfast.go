@@ -67,7 +67,7 @@ func (f *failFast) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ n
 
 func (f *failFast) saslErr(meta kgo.BrokerMetadata, err error) error {
 	a := f.auth
-	return fmt.Errorf("sasl.mechanism %s: authentication failed for user %q at broker %s; check the credentials in %s (%v)",
+	return fmt.Errorf("sasl.mechanism %s: authentication failed for user %q at broker %s; check the credentials in %s, and that the listener takes SASL (security.protocol) (%v)",
 		a.Mechanism, a.User, addr(meta), a.JAASKey, err)
 }
 
@@ -79,7 +79,10 @@ func (f *failFast) tlsErr(meta kgo.BrokerMetadata, err error) error {
 		invalid   x509.CertificateInvalidError
 		header    tls.RecordHeaderError
 	)
+	var noTLS *NoTLSError
 	switch {
+	case errors.As(err, &noTLS):
+		return noTLS
 	case errors.As(err, &unknownCA):
 		return fmt.Errorf("TLS to broker %s: its certificate is not signed by a CA in ssl.truststore.location/ssl.truststore.certificates (or the system's, without either): %v", addr(meta), err)
 	case errors.As(err, &hostname):

@@ -36,7 +36,7 @@ func (b *builder) security() {
 	if useTLS {
 		if cfg := b.tlsConfig(); cfg != nil {
 			a.TLS = true
-			b.opt(kgo.DialTLSConfig(cfg))
+			b.opt(kgo.Dialer(tlsDialer(cfg, b.dialTimeout())))
 		}
 	}
 	if useSASL {

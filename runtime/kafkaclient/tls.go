@@ -2,12 +2,18 @@ package kafkaclient
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // tlsConfig builds the TLS settings of an SSL or SASL_SSL client from the ssl.* keys. Stores are
@@ -229,3 +235,54 @@ func (b *builder) ciphers(cfg *tls.Config) {
 		cfg.CipherSuites = append(cfg.CipherSuites, id)
 	}
 }
+
+// dialTimeout is socket.connection.setup.timeout.ms (franz-go's 10 s by default), which a custom
+// dialer must apply itself.
+func (b *builder) dialTimeout() time.Duration {
+	if n, err := strconv.Atoi(strings.TrimSpace(b.s["socket.connection.setup.timeout.ms"].Value)); err == nil && n > 0 {
+		return time.Duration(n) * time.Millisecond
+	}
+	return 10 * time.Second
+}
+
+// tlsDialer dials a broker and does the TLS handshake with cfg, as franz-go's DialTLSConfig does
+// (the server name is the broker's host), but tells a broker that took the connection and then
+// did not do TLS (a plaintext listener waits for the rest of what it reads as a request, or
+// closes the connection) from one that is unreachable: a *NoTLSError, which FailFast reports.
+func tlsDialer(cfg *tls.Config, timeout time.Duration) func(ctx context.Context, network, host string) (net.Conn, error) {
+	return func(ctx context.Context, network, host string) (net.Conn, error) {
+		raw, err := (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, host)
+		if err != nil {
+			return nil, err
+		}
+		c := cfg.Clone()
+		if c.ServerName == "" {
+			if h, _, err := net.SplitHostPort(host); err == nil {
+				c.ServerName = h
+			}
+		}
+		conn := tls.Client(raw, c)
+		hctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := conn.HandshakeContext(hctx); err != nil {
+			raw.Close()
+			if hctx.Err() != nil || errors.Is(err, io.EOF) {
+				return nil, &NoTLSError{Addr: host, Err: err}
+			}
+			return nil, err
+		}
+		return conn, nil
+	}
+}
+
+// NoTLSError is a broker that accepted the connection but did not complete a TLS handshake.
+type NoTLSError struct {
+	Addr string
+	Err  error
+}
+
+func (e *NoTLSError) Error() string {
+	return fmt.Sprintf("TLS to broker %s: the broker took the connection but did not do the TLS handshake (%v); is its listener TLS? check security.protocol", e.Addr, e.Err)
+}
+
+func (e *NoTLSError) Unwrap() error { return e.Err }
