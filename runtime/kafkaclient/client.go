@@ -105,13 +105,12 @@ type builder struct {
 	errs []error
 
 	// producer keys that decide together
-	acks                        string
-	idempotence                 *bool
-	inflight                    int
-	batchSize, maxRequestSize   int
-	compression                 string
-	gzipLevel, zstdLevel        *int
-	compressionKey, idempotency string
+	acks                      string
+	idempotence               *bool
+	inflight                  int
+	batchSize, maxRequestSize int
+	compression               string
+	gzipLevel, zstdLevel      *int
 }
 
 func (b *builder) opt(o ...kgo.Opt) { b.c.Opts = append(b.c.Opts, o...) }
@@ -336,7 +335,6 @@ var producerKeys = map[string]handler{
 	"enable.idempotence": func(b *builder, k, v string) {
 		if on, ok := b.bool(k, v); ok {
 			b.idempotence = &on
-			b.idempotency = k
 		}
 	},
 	"max.in.flight.requests.per.connection": func(b *builder, k, v string) {
@@ -347,7 +345,7 @@ var producerKeys = map[string]handler{
 	"compression.type": func(b *builder, k, v string) {
 		switch v = strings.ToLower(v); v {
 		case "none", "gzip", "snappy", "lz4", "zstd":
-			b.compression, b.compressionKey = v, k
+			b.compression = v
 		default:
 			b.fail(k, "want none, gzip, snappy, lz4 or zstd")
 		}
@@ -401,7 +399,7 @@ func (b *builder) producerCombos() {
 	idem := b.acks == "" || b.acks == "all" || b.acks == "-1"
 	if b.idempotence != nil {
 		if *b.idempotence && !idem {
-			b.fail(b.idempotency, "enable.idempotence=true requires acks=all")
+			b.fail("enable.idempotence", "enable.idempotence=true requires acks=all")
 			return
 		}
 		idem = *b.idempotence
