@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -69,11 +70,23 @@ type Config struct {
 	// BrokerConfigs are extra broker-level configs, such as
 	// "message.max.bytes". They override the settings above.
 	BrokerConfigs map[string]string
+
+	// SASLUsers, when any, make clients authenticate as one of them
+	// (security.protocol SASL_PLAINTEXT, or SASL_SSL with TLS).
+	SASLUsers []SASLUser
+
+	// TLS, when set, makes the listener speak TLS only, with its
+	// certificate; with ClientAuth set to tls.RequireAndVerifyClientCert
+	// and ClientCAs, clients need a certificate signed by one of those CAs
+	// (mutual TLS).
+	TLS *tls.Config
 }
 
 // Broker is a running embedded broker.
 type Broker struct {
 	cluster   *kfake.Cluster
+	client    []kgo.Opt // how the broker's own start-up client gets in
+	dataDir   string
 	addr      string
 	clusterID string
 }
@@ -130,6 +143,14 @@ func Start(cfg Config) (*Broker, error) {
 	if cfg.ClusterID != "" {
 		opts = append(opts, kfake.ClusterID(cfg.ClusterID))
 	}
+	client, secOpts, err := securityOpts(cfg)
+	if err == nil {
+		err = forgetSASL(cfg.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, secOpts...)
 
 	if cfg.DataDir != "" {
 		if err := setAsideOrphanPartitions(cfg.DataDir, logger); err != nil {
@@ -146,7 +167,7 @@ func Start(cfg Config) (*Broker, error) {
 	if !cfg.DisableAutoTopicCreation {
 		autoCreateTopics(c)
 	}
-	b := &Broker{cluster: c, addr: c.ListenAddrs()[0]}
+	b := &Broker{cluster: c, addr: c.ListenAddrs()[0], client: client, dataDir: cfg.DataDir}
 
 	ctx, cancel := context.WithTimeout(context.Background(), startupTimeout)
 	defer cancel()
@@ -172,7 +193,7 @@ func Start(cfg Config) (*Broker, error) {
 // to create a topic. A validate-only IncrementalAlterConfigs on the broker
 // resource with no configs changes nothing, but runs the ticker refresh.
 func (b *Broker) init(ctx context.Context) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.addr)}, b.client...)...)
 	if err != nil {
 		return fmt.Errorf("embedded broker: creating startup client: %w", err)
 	}
@@ -207,7 +228,10 @@ func (b *Broker) ClusterID() string { return b.clusterID }
 
 // Close stops the broker, closing client connections and, with a data
 // directory, flushing its state to disk so the next Start sees it.
-func (b *Broker) Close() { b.cluster.Close() }
+func (b *Broker) Close() {
+	b.cluster.Close()
+	forgetSASL(b.dataDir) // kfake saved the SASL users, PLAIN passwords in clear
+}
 
 // parseListen splits Listen into a bindable host and a port.
 func parseListen(listen string) (string, int, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 func start(t *testing.T, cfg Config) *Broker {
@@ -280,5 +281,62 @@ func TestOrphanedPartitionsOfALostTopicAreSetAside(t *testing.T) {
 	moved, err := filepath.Glob(filepath.Join(dir, "orphaned", "lost-0-*", "0.dat"))
 	if err != nil || len(moved) != 1 {
 		t.Fatalf("old records not kept under orphaned/: %v %v", moved, err)
+	}
+}
+
+func TestParseSASLUser(t *testing.T) {
+	for in, want := range map[string]SASLUser{
+		"connect:secret":               {User: "connect", Password: "secret"},
+		"connect:secret:scram-sha-512": {User: "connect", Password: "secret", Mechanism: "SCRAM-SHA-512"},
+	} {
+		if got, err := ParseSASLUser(in); err != nil || got != want {
+			t.Errorf("ParseSASLUser(%q) = %+v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"connect", "connect:", ":secret", "connect:secret:GSSAPI", "a:b:c:d"} {
+		_, err := ParseSASLUser(in)
+		if err == nil {
+			t.Errorf("ParseSASLUser(%q) accepted", in)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("ParseSASLUser(%q): the error shows the password: %v", in, err)
+		}
+	}
+}
+
+// TestSASLUsersAreTheOnesGivenAtStart restarts a broker on its data directory with a changed
+// password: kfake would reload the users of the last run over the new ones (and lock out the
+// broker's own start-up client); the users given at start must be the only ones, and no password
+// may stay on disk.
+func TestSASLUsersAreTheOnesGivenAtStart(t *testing.T) {
+	dir := t.TempDir()
+	login := func(addr, pass string) error {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0),
+			kgo.SASL(scram.Auth{User: "connect", Pass: pass}.AsSha512Mechanism()))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err = kadm.NewClient(cl).BrokerMetadata(ctx)
+		return err
+	}
+	for i, pass := range []string{"first-password", "second-password"} {
+		b, err := Start(Config{DataDir: dir, SASLUsers: []SASLUser{{Mechanism: "SCRAM-SHA-512", User: "connect", Password: pass}}})
+		if err != nil {
+			t.Fatalf("start %d: %v", i+1, err)
+		}
+		if err := login(b.Addr(), pass); err != nil {
+			t.Errorf("start %d: the password given at start is refused: %v", i+1, err)
+		}
+		if i > 0 {
+			if err := login(b.Addr(), "first-password"); err == nil {
+				t.Errorf("start %d: the password of the last run still works", i+1)
+			}
+		}
+		b.Close()
+		if _, err := os.Stat(filepath.Join(dir, saslFile)); err == nil {
+			t.Errorf("start %d: %s left in the data directory after Close", i+1, saslFile)
+		}
 	}
 }

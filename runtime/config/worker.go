@@ -88,10 +88,14 @@ var keys = []string{
 	"access.control.allow.origin", "access.control.allow.methods", "admin.listeners",
 	// read by rest.FromProperties (rest.PropertyKeys)
 	"rest.auth.basic.file", "rest.auth.tokens.file", "rest.auth.anonymous.read",
+	// read by kafkaclient (with the sasl.* and ssl.* keys, and producer.*, consumer.*, admin.*)
+	"security.protocol", "connector.client.config.override.policy",
 }
 
 var passThroughPrefixes = []string{
-	"key.converter.", "value.converter.", "header.converter.", "producer.", "consumer.", "admin.",
+	// kafkaclient reads producer.*, consumer.*, admin.*, sasl.* and ssl.*, and warns about the
+	// keys it has no franz-go equivalent for.
+	"key.converter.", "value.converter.", "header.converter.", "producer.", "consumer.", "admin.", "sasl.", "ssl.",
 	"config.storage.", "offset.storage.", "status.storage.", "config.providers", "listeners.https.",
 }
 

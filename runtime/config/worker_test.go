@@ -71,9 +71,14 @@ func TestStandaloneNeedsNoGroup(t *testing.T) {
 	}
 }
 
+// TestUnknownKeys checks the top-level keys only. Client keys (producer.*, consumer.*, admin.*,
+// sasl.*, ssl.*) are left to kafkaclient, whose tests check that each reaches the client's
+// options or is a warning naming it (kafkaclient.TestClientSettingsReachTheClient,
+// TestProducerSettings, TestWorkerWarnings).
 func TestUnknownKeys(t *testing.T) {
 	props := sample()
-	props["producer.linger.ms"] = "5"
+	props["security.protocol"] = "SASL_SSL"
+	props["sasl.mechanism"] = "SCRAM-SHA-512"
 	props["bogus.key"] = "1"
 	if got := UnknownKeys(props); len(got) != 1 || got[0] != "bogus.key" {
 		t.Fatalf("unknown keys %v", got)

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/herder"
+	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 	"github.com/wasmconnect/wasmconnect/runtime/logging"
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/runtime/reconcile"
@@ -83,13 +84,26 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 	log = log.With("worker_id", n.workerID)
 	n.log = log
 
-	clusterID, err := clusterID(ctx, cfg, log)
+	// security.protocol, sasl.*, ssl.* and the producer.*, consumer.*, admin.* client settings.
+	clients, err := kafkaclient.NewClients(cfg.Props)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+	}
+	for _, w := range clients.Warnings {
+		log.Warn("Kafka client setting not applied", "setting", w, "file", cfg.Source)
+	}
+	seeds := kgo.SeedBrokers(cfg.BootstrapServers...)
+	internal := append([]kgo.Opt{seeds}, clients.Internal.Opts...)
+	internal = internal[:len(internal):len(internal)] // each client appends its own
+
+	clusterID, err := clusterID(ctx, cfg, log, internal, clients.Internal.Auth)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
 
-	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, Logger: log}
+	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, ClientOpts: clients.Internal.Opts, Logger: log}
 	if mode == config.Standalone {
 		file := strings.TrimSpace(cfg.Props["offset.storage.file.filename"])
 		if file == "" {
@@ -139,12 +153,12 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 		Worker:     cfg,
 		Host:       n.host,
 		Offsets:    n.offsets,
-		ClientOpts: []kgo.Opt{kgo.SeedBrokers(cfg.BootstrapServers...)},
+		ClientOpts: []kgo.Opt{seeds}, // the tasks' clients add the producer.*, consumer.* settings
 		Metrics:    n.metrics,
 		Logger:     log,
 		Statuses:   n.statuses, // KIP-558 active topics
 	})
-	n.admin, err = kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.ClientID(cfg.GroupID+"-shared-admin"))
+	n.admin, err = kgo.NewClient(append([]kgo.Opt{seeds, kgo.ClientID(cfg.GroupID + "-shared-admin")}, clients.Admin.Opts...)...)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
@@ -160,7 +174,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 		SyncTimeout: cfg.SyncTimeout,
 	}
 	if mode == config.Distributed {
-		n.group, err = kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.ClientID("connect-"+n.workerID))
+		n.group, err = kgo.NewClient(append(internal, kgo.ClientID("connect-"+n.workerID))...)
 		if err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
@@ -262,11 +276,14 @@ const brokerRetryInterval = 5 * time.Second
 // bootstrap.servers and the cause, for up to default.api.timeout.ms: a worker started together
 // with its broker (compose, systemd) waits for it, and a wrong address shows at once in the log
 // instead of after a long silence. An error the broker itself gives that retrying cannot cure
-// (authentication, say) ends the wait at once.
-func clusterID(ctx context.Context, cfg *config.Worker, log *slog.Logger) (string, error) {
+// (authentication, say) ends the wait at once, and so do wrong SASL credentials or a failed TLS
+// handshake, which franz-go would retry (kafkaclient.FailFast names the setting at fault).
+func clusterID(ctx context.Context, cfg *config.Worker, log *slog.Logger, opts []kgo.Opt, auth kafkaclient.Auth) (string, error) {
+	fctx, failFast, stop := kafkaclient.FailFast(ctx, auth)
+	defer stop()
 	// No retries inside the client: each attempt then fails with its cause (connection refused,
 	// no such host) rather than with the deadline of the attempt.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.BootstrapServers...), kgo.RequestRetries(0))
+	cl, err := kgo.NewClient(append(opts, failFast, kgo.RequestRetries(0))...)
 	if err != nil {
 		return "", fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
 	}
@@ -281,9 +298,12 @@ func clusterID(ctx context.Context, cfg *config.Worker, log *slog.Logger) (strin
 		if next.After(deadline) {
 			next = deadline
 		}
-		actx, cancel := context.WithDeadline(ctx, next)
+		actx, cancel := context.WithDeadline(fctx, next)
 		m, err := adm.BrokerMetadata(actx)
 		cancel()
+		if failed := kafkaclient.Cause(fctx, nil); failed != nil {
+			return "", fmt.Errorf("bootstrap.servers=%s: %w", servers, failed)
+		}
 		// An attempt cut short by its deadline says less than the failure before it (connection
 		// refused, no such host): report that one.
 		if errors.Is(err, context.DeadlineExceeded) && cause != nil {

@@ -86,16 +86,20 @@ func (s *Sink) SetPaused(p bool) { s.ctl.SetPaused(p) }
 // Run consumes until ctx is cancelled (a graceful stop: the plugin is flushed and offsets
 // committed, then the task leaves the group) or the task fails.
 func (s *Sink) Run(ctx context.Context) error {
-	opts := append([]kgo.Opt{}, s.cfg.ClientOpts...)
-	opts = append(opts,
-		kgo.ConsumerGroup(s.cfg.GroupID),
+	// Defaults the client settings (consumer.*, consumer.override.*) may change, then those
+	// settings, then what the task cannot work without.
+	opts := []kgo.Opt{
 		// A worker that dies must not hold its partitions for the client default of 45 s: use the
 		// Connect group's own session timeout, so a restarted or surviving task takes over quickly.
-		kgo.SessionTimeout(10*time.Second),
-		kgo.HeartbeatInterval(3*time.Second),
+		kgo.SessionTimeout(10 * time.Second),
+		kgo.HeartbeatInterval(3 * time.Second),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // Kafka Connect's auto.offset.reset=earliest
+	}
+	opts = append(opts, s.cfg.ClientOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup(s.cfg.GroupID),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
 	)

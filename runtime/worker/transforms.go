@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 	"github.com/wasmconnect/wasmconnect/runtime/task"
 	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -154,8 +156,12 @@ func (w *Worker) errorPolicy(ctx context.Context, id connect.TaskID, typ connect
 		}
 		rf = int16(n)
 	}
-	producer, err := kgo.NewClient(append(append([]kgo.Opt{}, w.opts...),
-		kgo.ClientID(fmt.Sprintf("connector-dlq-producer-%s-%d", id.Connector, id.Task)), kgo.RequiredAcks(kgo.AllISRAcks()))...)
+	settings, err := w.client(id, cfg, kafkaclient.Producer)
+	if err != nil {
+		return p, func() {}, err
+	}
+	producer, err := kgo.NewClient(slices.Concat(w.opts,
+		[]kgo.Opt{kgo.ClientID(fmt.Sprintf("connector-dlq-producer-%s-%d", id.Connector, id.Task)), kgo.RequiredAcks(kgo.AllISRAcks())}, settings.Opts)...)
 	if err != nil {
 		return p, func() {}, fmt.Errorf("creating the dead letter queue producer: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 	"github.com/wasmconnect/wasmconnect/sdk/go/configdef"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
@@ -90,6 +91,7 @@ func (w *Worker) ValidateConfig(ctx context.Context, cfg map[string]string) (con
 		sinkRules(v, cfg)
 		w.sinkGroupRule(v, cfg)
 	}
+	w.clientOverrideRule(v, cfg, typ)
 	v.groups = v.definedGroups()
 
 	// The plugin's keys and checks (Kafka: connector.config() and connector.validate()).
@@ -384,6 +386,36 @@ func (w *Worker) sinkGroupRule(v *validation, cfg map[string]string) {
 	}
 	if group == w.cfg.GroupID {
 		v.addError(key, fmt.Sprintf("Consumer group %s conflicts with Connect worker group %s", group, w.cfg.GroupID))
+	}
+}
+
+// clientOverrideRule is Kafka's validateClientOverrides: the connector's producer.override.*
+// (source, or sink with a dead letter queue), consumer.override.* (sink) and admin.override.*
+// keys, checked against the worker's connector.client.config.override.policy, and for their
+// values.
+func (w *Worker) clientOverrideRule(v *validation, cfg map[string]string, typ connect.ConnectorType) {
+	var props map[string]string
+	if w.cfg != nil {
+		props = w.cfg.Props
+	}
+	policy, err := kafkaclient.ParsePolicy(props[kafkaclient.PolicyKey])
+	if err != nil {
+		return // the worker refused to start
+	}
+	roles := []kafkaclient.Role{kafkaclient.Producer, kafkaclient.Admin}
+	if typ == connect.TypeSink {
+		roles = []kafkaclient.Role{kafkaclient.Consumer}
+		if strings.TrimSpace(cfg["errors.deadletterqueue.topic.name"]) != "" {
+			roles = append(roles, kafkaclient.Producer, kafkaclient.Admin)
+		}
+	}
+	for _, role := range roles {
+		errs := kafkaclient.OverrideErrors(props, cfg, role, policy)
+		for _, k := range slices.Sorted(maps.Keys(errs)) {
+			for _, msg := range errs[k] {
+				v.addError(k, msg)
+			}
+		}
 	}
 }
 

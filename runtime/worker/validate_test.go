@@ -487,3 +487,53 @@ func TestTransformNegateIsKafkasBoolean(t *testing.T) {
 		t.Errorf("negate=1: %v, want %s", err, want)
 	}
 }
+
+// TestValidateClientOverrides checks a connector's client overrides as create and validate do
+// (Kafka's validateClientOverrides): under connector.client.config.override.policy, per client of
+// the connector's type, and for their values.
+func TestValidateClientOverrides(t *testing.T) {
+	worker := func(policy string) *Worker {
+		return testWorker(t, Config{Worker: &config.Worker{
+			KeyConverter: "StringConverter", ValueConverter: "StringConverter",
+			Props: map[string]string{"connector.client.config.override.policy": policy},
+		}})
+	}
+	source := map[string]string{"name": "src", "connector.class": "FileStreamSource", "file": "/f", "topic": "t",
+		"producer.override.compression.type": "zstd", "producer.override.sasl.mechanism": "PLAIN",
+		"consumer.override.fetch.max.bytes": "1"} // not a source's client: not checked, as in Kafka
+	sink := map[string]string{"name": "snk", "connector.class": "FileStreamSink", "file": "/f", "topics": "t",
+		"consumer.override.max.poll.records": "none", "producer.override.acks": "2"} // no dead letter queue: no producer
+	for _, tc := range []struct {
+		policy string
+		cfg    map[string]string
+		want   map[string]string // key -> error
+	}{
+		{"None", source, map[string]string{
+			"producer.override.compression.type": "The 'None' policy does not allow 'compression.type' to be overridden in the connector configuration.",
+			"producer.override.sasl.mechanism":   "The 'None' policy does not allow 'sasl.mechanism' to be overridden in the connector configuration.",
+		}},
+		{"Principal", source, map[string]string{
+			"producer.override.compression.type": "The 'Principal' policy does not allow 'compression.type' to be overridden in the connector configuration.",
+		}},
+		{"All", source, map[string]string{}},
+		{"", sink, map[string]string{"consumer.override.max.poll.records": `invalid value "none" for consumer.override.max.poll.records: not an integer`}},
+		{"", merged(sink, map[string]string{"errors.deadletterqueue.topic.name": "dlq"}), map[string]string{
+			"consumer.override.max.poll.records": `invalid value "none" for consumer.override.max.poll.records: not an integer`,
+			"producer.override.acks":             `invalid value "2" for producer.override.acks: want all, -1, 0 or 1`,
+		}},
+	} {
+		infos, _, err := worker(tc.policy).ValidateConfig(context.Background(), tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, ci := range infos.Configs {
+			if ci.Value != nil && strings.Contains(ci.Value.Name, ".override.") && len(ci.Value.Errors) > 0 {
+				got[ci.Value.Name] = strings.Join(ci.Value.Errors, "; ")
+			}
+		}
+		if !maps.Equal(got, tc.want) || infos.ErrorCount != len(tc.want) {
+			t.Errorf("policy %q, %v:\n errors %v (count %d)\n want %v", tc.policy, tc.cfg, got, infos.ErrorCount, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/task"
@@ -276,8 +278,12 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	r.mu.Unlock()
 	switch typ {
 	case connect.TypeSource:
-		producer, err := kgo.NewClient(append(append([]kgo.Opt{}, w.opts...),
-			append(task.ProducerOpts(), kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", id.Connector, id.Task)))...)...)
+		settings, err := w.client(id, connCfg, kafkaclient.Producer)
+		if err != nil {
+			return fail(err)
+		}
+		producer, err := kgo.NewClient(slices.Concat(w.opts, task.ProducerOpts(),
+			[]kgo.Opt{kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", id.Connector, id.Task))}, settings.Opts)...)
 		if err != nil {
 			return fail(fmt.Errorf("creating producer: %w", err))
 		}
@@ -291,20 +297,50 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		w.attach(r, src)
 		return src.Run(ctx)
 	default:
+		settings, err := w.client(id, connCfg, kafkaclient.Consumer)
+		if err != nil {
+			return fail(err)
+		}
 		sink := task.NewSink(task.SinkConfig{
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv,
 			Chain: chain, Errors: policy,
-			ClientOpts:    append(append([]kgo.Opt{}, w.opts...), kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", id.Connector, id.Task))),
-			GroupID:       SinkGroupID(id.Connector, connCfg),
-			Topics:        config.SplitList(connCfg["topics"]),
-			TopicsRegex:   strings.TrimSpace(connCfg["topics.regex"]),
-			FlushInterval: w.cfg.OffsetFlushInterval,
-			Paused:        paused, OnState: onState, Metrics: m, Logger: w.log,
+			ClientOpts: slices.Concat(w.opts,
+				[]kgo.Opt{kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", id.Connector, id.Task))}, settings.Opts),
+			MaxPollRecords: settings.MaxPollRecords,
+			GroupID:        SinkGroupID(id.Connector, connCfg),
+			Topics:         config.SplitList(connCfg["topics"]),
+			TopicsRegex:    strings.TrimSpace(connCfg["topics.regex"]),
+			FlushInterval:  w.cfg.OffsetFlushInterval,
+			Paused:         paused, OnState: onState, Metrics: m, Logger: w.log,
 			ActiveTopics: w.activeTopics(id),
 		})
 		w.attach(r, sink)
 		return sink.Run(ctx)
 	}
+}
+
+// client returns the settings of a task's client of the role: the worker's producer.*,
+// consumer.* or admin.* keys, then the connector's <role>.override.* keys where
+// connector.client.config.override.policy allows them (checked again here, as Kafka does, in
+// case the worker's policy changed since the connector was created). Warnings about the
+// connector's keys are logged; the worker's were logged at start.
+func (w *Worker) client(id connect.TaskID, connCfg map[string]string, role kafkaclient.Role) (*kafkaclient.Client, error) {
+	var props map[string]string
+	if w.cfg != nil {
+		props = w.cfg.Props
+	}
+	policy, err := kafkaclient.ParsePolicy(props[kafkaclient.PolicyKey])
+	if err != nil {
+		return nil, err
+	}
+	c, err := kafkaclient.ForConnector(props, connCfg, role, policy)
+	if err != nil {
+		return nil, fmt.Errorf("connector %s %s client settings: %w", id.Connector, role, err)
+	}
+	for _, warning := range c.Warnings {
+		w.log.Warn("Kafka client setting not applied", "connector", id.Connector, "task", id.Task, "setting", warning)
+	}
+	return c, nil
 }
 
 func (w *Worker) attach(r *running, p interface{ SetPaused(bool) }) {
