@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 // End-to-end tests of production Kafka settings: a worker reaching a broker over SASL_SSL and
