@@ -52,13 +52,16 @@ func classifyFetchError(err error) fetchErrorKind {
 		return fetchFatal
 	case errors.Is(err, kerr.CorruptMessage):
 		return fetchFatal
+	case errors.As(err, &gs), errors.As(err, &ne):
+		// Before the error codes: a group session error wraps the coordinator's answer, which is
+		// not retriable for a request (UNKNOWN_MEMBER_ID from a broker that restarted and forgot
+		// the group) although the client recovers from it by joining again.
+		return fetchRetriable
 	case errors.As(err, &ke):
 		if ke.Retriable {
 			return fetchRetriable
 		}
 		return fetchFatal
-	case errors.As(err, &gs), errors.As(err, &ne):
-		return fetchRetriable
 	}
 	// Untyped errors are batch parse failures (a corrupt or unsupported batch, such as an unknown
 	// magic byte) and failed validations that kgo does not expect to clear up.

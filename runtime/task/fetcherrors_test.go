@@ -81,6 +81,8 @@ func TestFetchFailuresRuns(t *testing.T) {
 		{&kgo.ErrDataLoss{}, fetchLog},
 		{kerr.LeaderNotAvailable, fetchRetriable},
 		{&kgo.ErrGroupSession{Err: errors.New("dial tcp: connection refused")}, fetchRetriable},
+		// A broker that restarted has forgotten the group: the client rejoins by itself.
+		{&kgo.ErrGroupSession{Err: kerr.UnknownMemberID}, fetchRetriable},
 		{kerr.UnknownTopicID, fetchFatal},
 		{kerr.TopicAuthorizationFailed, fetchFatal},
 		{kerr.OffsetOutOfRange, fetchFatal},
