@@ -128,7 +128,7 @@ func (s *Source) run(ctx context.Context) error {
 				}
 				continue
 			}
-			return fmt.Errorf("task %s failed in POLL: %w", s.cfg.ID, err)
+			return fmt.Errorf("task %s failed in TASK_POLL: %w", s.cfg.ID, err)
 		}
 		s.cfg.Metrics.SourceRecordsPolled(len(recs))
 		if len(recs) == 0 {
