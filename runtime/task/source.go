@@ -162,12 +162,7 @@ func (s *Source) send(ctx context.Context, polled []wire.Record) error {
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}
-		var out [][]byte
-		var rejected map[int]error
-		err := s.cfg.Errors.retry(ctx, func() (err error) {
-			out, rejected, err = isolate(in, func(b []wire.TopicData) ([][]byte, error) { return fromConnect(ctx, c, b) })
-			return err
-		})
+		out, rejected, err := retryIsolated(ctx, s.cfg.Errors, in, func(b []wire.TopicData) ([][]byte, error) { return fromConnect(ctx, c, b) })
 		if err != nil {
 			return nil, fmt.Errorf("task %s failed in %s: %w", s.cfg.ID, stage, err)
 		}
