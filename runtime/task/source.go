@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,6 +184,8 @@ func (s *Source) send(ctx context.Context, polled []wire.Record) error {
 		return err
 	}
 	if len(failed) > 0 {
+		// The first record that failed is the one a failing task names (as the sink loop does).
+		sort.Slice(failed, func(i, j int) bool { return failed[i].index < failed[j].index })
 		describe := func(i int) string {
 			r := &polled[i]
 			return fmt.Sprintf("for topic %s with source partition %s and offset %s", r.Topic, r.SourcePartition, r.SourceOffset)
