@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,6 +102,7 @@ func TestSinkCommitsOffsetsOnlyAfterFlush(t *testing.T) {
 	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
 	produceTo(t, c, "t", 0, "a1", "a2", "a3")
 	flushing, release := make(chan struct{}), make(chan struct{})
+	var released sync.Once
 	plugin := &fakeSink{flush: func([]wire.TopicPartitionOffset) error {
 		select {
 		case <-flushing:
@@ -111,6 +113,7 @@ func TestSinkCommitsOffsetsOnlyAfterFlush(t *testing.T) {
 		return nil
 	}}
 	r := startSinkTask(t, c, plugin, nil)
+	t.Cleanup(func() { released.Do(func() { close(release) }) }) // runs before the stop, which flushes
 	r.waitAccepted(t, 3)
 	select {
 	case <-flushing:
@@ -121,7 +124,7 @@ func TestSinkCommitsOffsetsOnlyAfterFlush(t *testing.T) {
 	if o := committedAt(t, c, 0); o != -1 {
 		t.Fatalf("offset %d committed while FLUSH has not returned", o)
 	}
-	close(release)
+	released.Do(func() { close(release) })
 	waitCommitted(t, c, 0, 3)
 	if got := plugin.flushCalls()[0]; len(got) != 1 || got[0] != (wire.TopicPartitionOffset{Topic: "t", Partition: 0, Offset: 3}) {
 		t.Fatalf("FLUSH was given %v, want t-0 at 3", got)
