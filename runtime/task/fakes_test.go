@@ -322,15 +322,21 @@ func (s *fakeSource) counts() (polls, commits int) {
 	return s.polls, s.commits
 }
 
-// memOffsets is the offset store of a source task: every write, in order.
+// memOffsets is the offset store of a source task: every write, in order. Its first fail writes
+// fail, as writes to an offsets topic that is not available.
 type memOffsets struct {
 	mu     sync.Mutex
+	fail   int
 	writes []map[string]string
 }
 
 func (o *memOffsets) WriteOffsets(_ context.Context, _ string, offsets map[string][]byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.fail > 0 {
+		o.fail--
+		return errors.New("offsets topic not available")
+	}
 	w := map[string]string{}
 	for k, v := range offsets {
 		w[k] = string(v)

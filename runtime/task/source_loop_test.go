@@ -208,6 +208,23 @@ func TestSourceCommitsOffsetsOnGracefulStop(t *testing.T) {
 	}
 }
 
+// TestSourceRetriesAFailedOffsetWrite has the first two offset writes fail: the offsets, which are
+// no longer pending once taken for a write, are kept and written at a later flush, and the plugin
+// is told (COMMIT) only about a write that succeeded.
+func TestSourceRetriesAFailedOffsetWrite(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
+	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "a1")}}}}
+	r := startSource(t, c, plugin, func(cfg *SourceConfig) { cfg.Offsets.(*memOffsets).fail = 2 })
+	eventually(t, 10*time.Second, func() bool { return r.offsets.of("a") == `{"position":1}` },
+		func() string { return "offsets " + fmt.Sprint(r.offsets.latest()) })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, commits := plugin.counts(); commits != len(r.offsets.history()) {
+		t.Fatalf("plugin COMMIT called %d times for %d successful offset writes", commits, len(r.offsets.history()))
+	}
+}
+
 // TestSourceRetriesRetriablePollErrors has POLL fail twice with a retriable error (a source whose
 // database is restarting): the task polls again and goes on, as for Kafka's RetriableException.
 func TestSourceRetriesRetriablePollErrors(t *testing.T) {
