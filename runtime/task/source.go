@@ -102,8 +102,23 @@ func (s *Source) run(ctx context.Context) error {
 	report := stateReporter(s.cfg.OnState)
 	lastFlush := time.Now()
 	idle := time.Duration(0)
+	paused := func() {
+		report(connect.StatePaused)
+		// A task may stay paused for long: write what it polled and commit the offsets now, as
+		// Kafka's offset committer goes on committing a paused task's offsets, so that a worker that
+		// dies meanwhile does not repeat those records.
+		fctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
+		defer cancel()
+		if err := s.cfg.Producer.Flush(fctx); err != nil {
+			s.log.Warn("flushing records on pause failed; their offsets are committed later", "err", err)
+		}
+		if err := s.commitOffsets(ctx); err != nil {
+			s.log.Warn("offset commit on pause failed; will retry", "err", err)
+		}
+		lastFlush = time.Now()
+	}
 	for {
-		if !s.ctl.waitResumed(ctx, func() { report(connect.StatePaused) }) {
+		if !s.ctl.waitResumed(ctx, paused) {
 			return nil
 		}
 		report(connect.StateRunning)
