@@ -436,3 +436,31 @@ func TestSourcePauseAndResume(t *testing.T) {
 		t.Fatalf("records in Kafka: %q", got)
 	}
 }
+
+// TestSourceCommitsOffsetsWhenPaused pauses a task during a POLL, with the next periodic offset
+// commit an hour away: the batch is written and its offsets committed while the task is paused, as
+// Kafka's offset committer goes on committing a paused task's offsets, so a worker that dies while
+// a connector is paused does not repeat it.
+func TestSourceCommitsOffsetsWhenPaused(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
+	var r *sourceRun
+	started := make(chan struct{})
+	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "a1"), sourceRec("t", "a", 2, "a2")}}}}
+	plugin.onPoll = func(n int) {
+		if n == 1 {
+			<-started
+			r.task.SetPaused(true)
+		}
+	}
+	r = startSource(t, c, plugin, func(cfg *SourceConfig) { cfg.FlushInterval = time.Hour })
+	close(started)
+	r.states.waitFor(t, connect.StatePaused)
+	eventually(t, 10*time.Second, func() bool { return r.offsets.of("a") == `{"position":2}` },
+		func() string { return "offsets of a paused task " + fmt.Sprint(r.offsets.latest()) })
+	if got := topicValues(t, c, "t"); got != "a1,a2" {
+		t.Fatalf("records in Kafka: %q", got)
+	}
+	if polls, _ := plugin.counts(); polls != 1 {
+		t.Fatalf("a paused task polled %d times", polls)
+	}
+}
