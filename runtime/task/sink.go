@@ -160,7 +160,9 @@ func (s *Sink) run(ctx context.Context) error {
 				return err
 			}
 		}
-		if time.Since(lastFlush) >= s.cfg.FlushInterval {
+		// A task about to pause flushes and commits first (here, where no rebalance callback runs
+		// beside it), as Kafka's paused sink task goes on committing: it may stay paused for long.
+		if time.Since(lastFlush) >= s.cfg.FlushInterval || s.ctl.isPaused() {
 			if err := s.flushAndCommit(ctx); err != nil {
 				s.cl.AllowRebalance()
 				return err
