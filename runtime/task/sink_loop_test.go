@@ -424,3 +424,20 @@ func TestSinkRetriesRetriableConverterFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestSinkCommitsWhenPaused pauses a task that has put records, with the next periodic flush an
+// hour away: the records are flushed and their offsets committed as it pauses, as Kafka's paused
+// sink task goes on committing, so a worker that dies while a connector is paused does not deliver
+// them again.
+func TestSinkCommitsWhenPaused(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
+	produceTo(t, c, "t", 0, "a1", "a2")
+	r := startSinkTask(t, c, &fakeSink{}, func(cfg *SinkConfig) { cfg.FlushInterval = time.Hour })
+	r.waitAccepted(t, 2)
+	r.task.SetPaused(true)
+	r.states.waitFor(t, connect.StatePaused)
+	waitCommitted(t, c, 0, 2)
+	if got := r.plugin.flushCalls(); len(got) != 1 || len(got[0]) != 1 || got[0][0].Offset != 2 {
+		t.Fatalf("FLUSH calls %v, want one with t-0 at 2", got)
+	}
+}
