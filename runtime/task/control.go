@@ -38,6 +38,13 @@ func (c *control) SetPaused(p bool) {
 	}
 }
 
+// isPaused reports whether the loop is to pause before its next step.
+func (c *control) isPaused() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paused
+}
+
 // waitResumed blocks while paused; it reports whether the loop should go on (false: ctx done).
 // onPause runs once when the loop finds itself paused, before it waits.
 func (c *control) waitResumed(ctx context.Context, onPause func()) bool {

@@ -91,6 +91,25 @@ func recordLevel(err error) bool {
 	return errors.As(err, &ge)
 }
 
+// retryIsolated runs a batch operation under the error policy, as Kafka's
+// RetryWithToleranceOperator runs a converter: a retriable failure is retried for
+// errors.retry.timeout, and when that runs out every element of the batch has failed (to be
+// skipped with errors.tolerance=all); a rejected batch is narrowed down to the elements it rejects.
+func retryIsolated[T, R any](ctx context.Context, p ErrorPolicy, in []T, call func([]T) ([]R, error)) (out []R, failed map[int]error, err error) {
+	err = p.retry(ctx, func() (err error) {
+		out, failed, err = isolate(in, call)
+		return err
+	})
+	if err != nil && retriable(err) {
+		failed = make(map[int]error, len(in))
+		for i := range in {
+			failed[i] = err
+		}
+		return make([]R, len(in)), failed, nil
+	}
+	return out, failed, err
+}
+
 // dataExceptionClass is what Kafka names a converter's or connector's data error in the DLQ
 // context headers.
 const dataExceptionClass = "org.apache.kafka.connect.errors.DataException"
@@ -98,13 +117,16 @@ const dataExceptionClass = "org.apache.kafka.connect.errors.DataException"
 // isolate calls a batch operation and, if the plugin rejects the batch, calls it again one element
 // at a time to find the elements it rejects. Without that, one bad record would fail the whole
 // batch, and with errors.tolerance=all every good record of it would be lost too.
+//
+// A retriable rejection is returned as it is: it says "not now", not "not these records", so the
+// caller retries the batch (retryIsolated).
 func isolate[T, R any](in []T, call func([]T) ([]R, error)) (out []R, failed map[int]error, err error) {
 	out, err = call(in)
-	if err == nil || !recordLevel(err) || len(in) == 1 {
-		if err != nil && recordLevel(err) && len(in) == 1 {
-			return make([]R, 1), map[int]error{0: err}, nil
-		}
+	if err == nil || !recordLevel(err) || retriable(err) {
 		return out, nil, err
+	}
+	if len(in) == 1 {
+		return make([]R, 1), map[int]error{0: err}, nil
 	}
 	out = make([]R, len(in))
 	failed = map[int]error{}

@@ -173,7 +173,9 @@ func (s *Sink) run(ctx context.Context) error {
 				return err
 			}
 		}
-		if time.Since(lastFlush) >= s.cfg.FlushInterval {
+		// A task about to pause flushes and commits first (here, where no rebalance callback runs
+		// beside it), as Kafka's paused sink task goes on committing: it may stay paused for long.
+		if time.Since(lastFlush) >= s.cfg.FlushInterval || s.ctl.isPaused() {
 			if err := s.flushAndCommit(ctx); err != nil {
 				s.cl.AllowRebalance()
 				return err
@@ -200,12 +202,7 @@ func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
 		for i, r := range recs {
 			in[i] = wire.TopicBytes{Topic: r.Topic, Bytes: field(r)}
 		}
-		var out []wire.Data
-		var rejected map[int]error
-		err := s.cfg.Errors.retry(ctx, func() (err error) {
-			out, rejected, err = isolate(in, func(b []wire.TopicBytes) ([]wire.Data, error) { return toConnect(ctx, c, b) })
-			return err
-		})
+		out, rejected, err := retryIsolated(ctx, s.cfg.Errors, in, func(b []wire.TopicBytes) ([]wire.Data, error) { return toConnect(ctx, c, b) })
 		if err != nil {
 			return nil, fmt.Errorf("task %s failed in %s for records %s..%s: %w", s.cfg.ID, stage, position(recs[0]), position(recs[len(recs)-1]), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,8 +102,23 @@ func (s *Source) run(ctx context.Context) error {
 	report := stateReporter(s.cfg.OnState)
 	lastFlush := time.Now()
 	idle := time.Duration(0)
+	paused := func() {
+		report(connect.StatePaused)
+		// A task may stay paused for long: write what it polled and commit the offsets now, as
+		// Kafka's offset committer goes on committing a paused task's offsets, so that a worker that
+		// dies meanwhile does not repeat those records.
+		fctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
+		defer cancel()
+		if err := s.cfg.Producer.Flush(fctx); err != nil {
+			s.log.Warn("flushing records on pause failed; their offsets are committed later", "err", err)
+		}
+		if err := s.commitOffsets(ctx); err != nil {
+			s.log.Warn("offset commit on pause failed; will retry", "err", err)
+		}
+		lastFlush = time.Now()
+	}
 	for {
-		if !s.ctl.waitResumed(ctx, func() { report(connect.StatePaused) }) {
+		if !s.ctl.waitResumed(ctx, paused) {
 			return nil
 		}
 		report(connect.StateRunning)
@@ -128,7 +144,7 @@ func (s *Source) run(ctx context.Context) error {
 				}
 				continue
 			}
-			return fmt.Errorf("task %s failed in POLL: %w", s.cfg.ID, err)
+			return fmt.Errorf("task %s failed in TASK_POLL: %w", s.cfg.ID, err)
 		}
 		s.cfg.Metrics.SourceRecordsPolled(len(recs))
 		if len(recs) == 0 {
@@ -162,12 +178,7 @@ func (s *Source) send(ctx context.Context, polled []wire.Record) error {
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}
-		var out [][]byte
-		var rejected map[int]error
-		err := s.cfg.Errors.retry(ctx, func() (err error) {
-			out, rejected, err = isolate(in, func(b []wire.TopicData) ([][]byte, error) { return fromConnect(ctx, c, b) })
-			return err
-		})
+		out, rejected, err := retryIsolated(ctx, s.cfg.Errors, in, func(b []wire.TopicData) ([][]byte, error) { return fromConnect(ctx, c, b) })
 		if err != nil {
 			return nil, fmt.Errorf("task %s failed in %s: %w", s.cfg.ID, stage, err)
 		}
@@ -188,6 +199,8 @@ func (s *Source) send(ctx context.Context, polled []wire.Record) error {
 		return err
 	}
 	if len(failed) > 0 {
+		// The first record that failed is the one a failing task names (as the sink loop does).
+		sort.Slice(failed, func(i, j int) bool { return failed[i].index < failed[j].index })
 		describe := func(i int) string {
 			r := &polled[i]
 			return fmt.Sprintf("for topic %s with source partition %s and offset %s", r.Topic, r.SourcePartition, r.SourceOffset)
