@@ -158,7 +158,7 @@ func startSinkRetrying(t *testing.T, c *kfake.Cluster, retryFor time.Duration, o
 	sink := NewSink(SinkConfig{
 		ID: connect.TaskID{Connector: "c", Task: 0}, Plugin: rs.plugin,
 		KeyConverter: bytesConverter{}, ValueConverter: bytesConverter{},
-		ClientOpts: append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(100 * time.Millisecond)}, opts...), GroupID: "connect-c", Topics: []string{"t"},
+		ClientOpts: append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(100 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)}, opts...), GroupID: "connect-c", Topics: []string{"t"},
 		FlushInterval: 200 * time.Millisecond, FetchRetryTimeout: retryFor,
 		OnState: func(st connect.State, trace string) {
 			rs.mu.Lock()
