@@ -48,7 +48,11 @@ type Source struct {
 	log *slog.Logger
 
 	acks       submitted
-	topics     *topicSet  // used by the loop goroutine only
+	topics     *topicSet // used by the produce stage only
+	// The stages after POLL, each on its own goroutine, as each calls into other plugin instances
+	// than the one before it: the transform chain, then the converters and the producer.
+	transforms *stage[[]wire.Record]
+	produce    *stage[transformed]
 	produceMu  sync.Mutex // guards produceErr
 	produceErr error
 	// offsets that were committable but whose write failed; retried on the next flush.
@@ -82,8 +86,34 @@ const (
 
 // Run moves data until ctx is cancelled (a graceful stop: outstanding records are flushed and
 // their offsets committed) or the task fails (the error is returned and reported as FAILED).
+//
+// POLL, the transform chain and the converters run as a pipeline: while the converters work on a
+// batch, the chain works on the next one and the plugin polls the one after, so a task moves as
+// fast as its slowest stage rather than the sum of them. Each stage takes batches in order and
+// holds at most a couple, so the order per partition is kept and a slow stage (or a producer whose
+// buffer is full) holds back the ones before it.
 func (s *Source) Run(ctx context.Context) error {
-	err := s.run(ctx)
+	// The stages outlive a graceful stop, so that what was polled is still written; they get
+	// offset.flush.timeout.ms for it. A failed task abandons them.
+	stageCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	s.produce = startStage(stageCtx, s.convertAndProduce)
+	s.transforms = startStage(stageCtx, func(ctx context.Context, polled []wire.Record) error {
+		t, err := s.transform(ctx, polled)
+		if err != nil {
+			return err
+		}
+		return s.produce.send(ctx, t)
+	})
+	err := s.run(ctx, stageCtx)
+	if err != nil {
+		abandon()
+	}
+	deadline := time.AfterFunc(s.cfg.FlushTimeout, abandon)
+	if cerr := s.closeStages(); cerr != nil && err == nil {
+		err = fmt.Errorf("writing the records polled before the stop: %w", cerr)
+	}
+	deadline.Stop()
 	stopCtx, cancel := context.WithTimeout(context.Background(), s.cfg.FlushTimeout)
 	defer cancel()
 	if ferr := s.cfg.Producer.Flush(stopCtx); ferr != nil && err == nil {
@@ -98,15 +128,44 @@ func (s *Source) Run(ctx context.Context) error {
 	return err
 }
 
-func (s *Source) run(ctx context.Context) error {
+// closeStages waits until the stages have handled every batch sent to them and ends them.
+func (s *Source) closeStages() error {
+	err := s.transforms.close()
+	if perr := s.produce.close(); err == nil {
+		err = perr
+	}
+	if err == nil {
+		err = s.failure()
+	}
+	return err
+}
+
+// drainStages waits until every batch polled so far has been handed to the producer.
+func (s *Source) drainStages(ctx context.Context) error {
+	if err := s.transforms.drain(ctx); err != nil {
+		return err
+	}
+	return s.produce.drain(ctx)
+}
+
+// run polls until ctx is done or the task fails, and sends each batch down the pipeline with
+// stageCtx: a batch that was polled is not dropped by a stop.
+func (s *Source) run(ctx, stageCtx context.Context) error {
 	report := stateReporter(s.cfg.OnState)
 	lastFlush := time.Now()
 	idle := time.Duration(0)
+	var failed error // a stage's error found while pausing
 	paused := func() {
 		report(connect.StatePaused)
 		// A task may stay paused for long: write what it polled and commit the offsets now, as
 		// Kafka's offset committer goes on committing a paused task's offsets, so that a worker that
 		// dies meanwhile does not repeat those records.
+		if err := s.drainStages(ctx); err != nil {
+			if ctx.Err() == nil {
+				failed = err
+			}
+			return
+		}
 		fctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
 		defer cancel()
 		if err := s.cfg.Producer.Flush(fctx); err != nil {
@@ -119,7 +178,10 @@ func (s *Source) run(ctx context.Context) error {
 	}
 	for {
 		if !s.ctl.waitResumed(ctx, paused) {
-			return nil
+			return failed
+		}
+		if failed != nil {
+			return failed
 		}
 		report(connect.StateRunning)
 		if err := s.failure(); err != nil {
@@ -155,23 +217,43 @@ func (s *Source) run(ctx context.Context) error {
 			continue
 		}
 		idle = 0
-		if err := s.send(ctx, recs); err != nil {
+		if err := s.transforms.send(stageCtx, recs); err != nil {
 			return err
 		}
 	}
 }
 
-// send converts a polled batch and hands it to the producer. The batch's offsets become committable
-// once every record of it (and of every batch before it) has been acknowledged.
-//
-// Records go through the transform chain, then the converters; a record that fails in either is
-// handled by the error policy (skipped with errors.tolerance=all, else the task fails). Its source
-// offset still counts: the offsets of a batch are those of every record polled.
-func (s *Source) send(ctx context.Context, polled []wire.Record) error {
+// transformed is a polled batch after the transform chain: what goes to the converters.
+type transformed struct {
+	polled []wire.Record // as polled: their source offsets are the batch's
+	recs   []wire.Record // what came out of the chain
+	origin []int         // recs[i] came from polled[origin[i]]
+	failed []failure     // records the chain failed, reported with the converters' failures
+}
+
+// transform runs a polled batch through the transform chain.
+func (s *Source) transform(ctx context.Context, polled []wire.Record) (transformed, error) {
+	if err := s.failure(); err != nil {
+		return transformed{}, err
+	}
 	recs, origin, failed, err := s.cfg.Chain.Apply(ctx, polled)
 	if err != nil {
-		return fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, err)
+		return transformed{}, fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, err)
 	}
+	return transformed{polled: polled, recs: recs, origin: origin, failed: failed}, nil
+}
+
+// convertAndProduce converts a transformed batch and hands it to the producer. The batch's offsets
+// become committable once every record of it (and of every batch before it) has been acknowledged.
+//
+// A record that fails in the chain or a converter is handled by the error policy (skipped with
+// errors.tolerance=all, else the task fails). Its source offset still counts: the offsets of a
+// batch are those of every record polled.
+func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	polled, recs, origin, failed := t.polled, t.recs, t.origin, t.failed
 	bad := make([]bool, len(recs))
 	convert := func(stage string, c Converter, field func(*wire.Record) wire.Data) ([][]byte, error) {
 		in := make([]wire.TopicData, len(recs))
@@ -259,10 +341,18 @@ func (s *Source) setFailure(err error) {
 	}
 }
 
+// failure returns why the task has failed after POLL: the producer's error or a stage's.
 func (s *Source) failure() error {
 	s.produceMu.Lock()
-	defer s.produceMu.Unlock()
-	return s.produceErr
+	err := s.produceErr
+	s.produceMu.Unlock()
+	if err == nil {
+		err = s.transforms.failed()
+	}
+	if err == nil {
+		err = s.produce.failed()
+	}
+	return err
 }
 
 // commitOffsets writes the offsets of every fully acknowledged batch, then tells the plugin.
@@ -308,9 +398,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // submitted tracks polled batches in order until the producer has acknowledged them, as Kafka
 // Connect's SubmittedRecords: offsets are committed only up to the first batch not fully acked, so a
 // crash never skips a record that was not written.
+//
+// Acknowledged batches at the head are merged into ready as new batches come, so the tracker holds
+// the batches in flight (bounded by the producer's buffer) plus one offset per source partition,
+// not every batch since the last offset flush.
 type submitted struct {
 	mu      sync.Mutex
 	batches []*batch
+	ready   map[string][]byte // offsets of acknowledged batches not yet taken by committable
 }
 
 type batch struct {
@@ -342,33 +437,44 @@ func (s *submitted) submit(recs []wire.Record, produced int) *batch {
 		b.offsets[k] = bytes.Clone(v)
 	}
 	s.mu.Lock()
+	s.mergeAcked()
 	s.batches = append(s.batches, b)
 	s.mu.Unlock()
 	return b
 }
 
-// committable removes the fully acknowledged batches at the head and merges their offsets.
+// committable removes the fully acknowledged batches at the head and returns their merged offsets.
 func (s *submitted) committable() map[string][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out map[string][]byte
+	s.mergeAcked()
+	out := s.ready
+	s.ready = nil
+	return out
+}
+
+// mergeAcked moves the offsets of the fully acknowledged batches at the head into ready. Callers
+// hold mu.
+func (s *submitted) mergeAcked() {
 	n := 0
 	for _, b := range s.batches {
 		if b.remaining.Load() > 0 {
 			break
 		}
 		for k, v := range b.offsets {
-			if out == nil {
-				out = map[string][]byte{}
+			if s.ready == nil {
+				s.ready = map[string][]byte{}
 			}
-			out[k] = v
+			s.ready[k] = v
 		}
 		n++
 	}
-	// Shift the pending batches down and clear the vacated tail, so that the committed batches are
+	if n == 0 {
+		return
+	}
+	// Shift the pending batches down and clear the vacated tail, so that the merged batches are
 	// not kept reachable by the backing array.
 	rest := copy(s.batches, s.batches[n:])
 	clear(s.batches[rest:])
 	s.batches = s.batches[:rest]
-	return out
 }
