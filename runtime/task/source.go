@@ -47,8 +47,8 @@ type Source struct {
 	ctl *control
 	log *slog.Logger
 
-	acks       submitted
-	topics     *topicSet // used by the produce stage only
+	acks   submitted
+	topics *topicSet // used by the produce stage only
 	// The stages after POLL, each on its own goroutine, as each calls into other plugin instances
 	// than the one before it: the transform chain, then the converters and the producer.
 	transforms *stage[[]wire.Record]
