@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -66,6 +67,29 @@ func TestSubmittedKeepsNoPolledBuffer(t *testing.T) {
 	}
 	if tail := s.batches[:cap(s.batches)][1:]; tail[0] != nil {
 		t.Fatalf("the committed batch is still referenced by the backing array: %v", tail)
+	}
+}
+
+// TestSubmittedHoldsOnlyBatchesInFlight acknowledges many batches between two offset flushes: the
+// tracker keeps the batches not yet acknowledged and one offset per source partition, not every
+// batch since the last flush (offset.flush.interval.ms x rate of them), and the flush still gets
+// the last offsets.
+func TestSubmittedHoldsOnlyBatchesInFlight(t *testing.T) {
+	var s submitted
+	var last *batch
+	for i := 1; i <= 10_000; i++ {
+		if last != nil {
+			last.ack()
+		}
+		last = s.submit([]wire.Record{rec(`{"f":"a"}`, fmt.Sprintf(`{"p":%d}`, i)), rec(fmt.Sprintf(`{"f":"%d"}`, i%3), `{"p":0}`)}, 1)
+	}
+	if len(s.batches) != 1 {
+		t.Fatalf("%d batches held, want only the one not acknowledged", len(s.batches))
+	}
+	last.ack()
+	got := s.committable()
+	if string(got[`{"f":"a"}`]) != `{"p":10000}` || len(got) != 4 {
+		t.Fatalf("committable %q", got)
 	}
 }
 
