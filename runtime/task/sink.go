@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -53,6 +54,9 @@ type Sink struct {
 	cl  *kgo.Client
 
 	topics *topicSet // used by the loop goroutine only
+	// puts runs PUT on its own goroutine, so that the loop polls and converts the next batch while
+	// the plugin takes the current one (the converters are other plugin instances).
+	puts *stage[delivery]
 
 	mu      sync.Mutex // guards next: the loop and the group callbacks both use it
 	next    map[string]map[int32]kgo.EpochOffset
@@ -115,7 +119,13 @@ func (s *Sink) Run(ctx context.Context) error {
 		return err
 	}
 	s.cl = cl
+	s.puts = startStage(ctx, s.handOver)
 	err = s.run(ctx)
+	// A stop leaves the batches not yet put to the partitions' next owner: their offsets are not
+	// committed. A failure leaves them all.
+	if perr := s.puts.close(); err == nil && ctx.Err() == nil {
+		err = perr
+	}
 	if err == nil {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = s.flushAndCommit(stopCtx)
@@ -168,14 +178,36 @@ func (s *Sink) run(ctx context.Context) error {
 		}
 		if len(recs) > 0 {
 			s.cfg.Metrics.SinkRecordsRead(len(recs))
-			if err := s.deliver(ctx, recs); err != nil {
+			d, err := s.prepare(ctx, recs)
+			if err == nil {
+				err = s.puts.send(ctx, d)
+			}
+			if err != nil {
 				s.cl.AllowRebalance()
+				if ctx.Err() != nil {
+					return nil
+				}
 				return err
 			}
 		}
-		// A task about to pause flushes and commits first (here, where no rebalance callback runs
-		// beside it), as Kafka's paused sink task goes on committing: it may stay paused for long.
-		if time.Since(lastFlush) >= s.cfg.FlushInterval || s.ctl.isPaused() {
+		if err := s.puts.failed(); err != nil {
+			s.cl.AllowRebalance()
+			return err
+		}
+		// A task about to pause puts what it has, flushes and commits first (here, where no
+		// rebalance callback runs beside it), as Kafka's paused sink task goes on committing: it
+		// may stay paused for long.
+		paused := s.ctl.isPaused()
+		if paused {
+			if err := s.puts.drain(ctx); err != nil {
+				s.cl.AllowRebalance()
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+		if time.Since(lastFlush) >= s.cfg.FlushInterval || paused {
 			if err := s.flushAndCommit(ctx); err != nil {
 				s.cl.AllowRebalance()
 				return err
@@ -186,10 +218,17 @@ func (s *Sink) run(ctx context.Context) error {
 	}
 }
 
-// deliver converts fetched records, runs the transform chain and hands the result to the plugin in
-// one PUT. Records that fail in a stage are handled by the error policy (skipped and sent to the
-// dead letter queue, or failing the task); every fetched record counts as consumed.
-func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
+// delivery is a fetched batch ready for PUT: converted and through the transform chain.
+type delivery struct {
+	recs   []*kgo.Record // as fetched
+	out    []wire.Record // what goes to PUT
+	index  []int         // the chain's input i came from recs[index[i]]
+	origin []int         // out[i] came from the chain's input origin[i]
+	failed []failure     // records that failed in the converters or the chain, by recs position
+}
+
+// prepare converts fetched records and runs the transform chain, ready for PUT (handOver).
+func (s *Sink) prepare(ctx context.Context, recs []*kgo.Record) (delivery, error) {
 	for _, r := range recs {
 		if s.topics.first(r.Topic) {
 			s.cfg.ActiveTopics.Record(r.Topic) // as Kafka's recordActiveTopic, when the record is consumed
@@ -216,11 +255,11 @@ func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
 	}
 	keys, err := convert("KEY_CONVERTER", s.cfg.KeyConverter, func(r *kgo.Record) []byte { return r.Key })
 	if err != nil {
-		return err
+		return delivery{}, err
 	}
 	values, err := convert("VALUE_CONVERTER", s.cfg.ValueConverter, func(r *kgo.Record) []byte { return r.Value })
 	if err != nil {
-		return err
+		return delivery{}, err
 	}
 	batch := make([]wire.Record, 0, len(recs))
 	index := make([]int, 0, len(recs)) // batch position -> recs position
@@ -240,12 +279,20 @@ func (s *Sink) deliver(ctx context.Context, recs []*kgo.Record) error {
 	}
 	out, origin, tfailed, err := s.cfg.Chain.Apply(ctx, batch)
 	if err != nil {
-		return fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, err)
+		return delivery{}, fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, err)
 	}
 	for _, f := range tfailed {
 		f.index = index[f.index]
 		failed = append(failed, f)
 	}
+	return delivery{recs: recs, out: out, index: index, origin: origin, failed: failed}, nil
+}
+
+// handOver gives a prepared batch to the plugin in one PUT. Records that failed in a stage are
+// handled by the error policy (skipped and sent to the dead letter queue, or failing the task);
+// every fetched record counts as consumed, and becomes committable.
+func (s *Sink) handOver(ctx context.Context, d delivery) error {
+	recs, out, index, origin, failed := d.recs, d.out, d.index, d.origin, d.failed
 	if len(out) > 0 {
 		rejected, err := s.put(ctx, out)
 		if err != nil {
@@ -367,14 +414,24 @@ func commitResult(err error) metrics.CommitResult {
 }
 
 func (s *Sink) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	// The records fetched before the rebalance are put first, as they were before the loop allowed
+	// it, so that their offsets are committed while the task still owns the partitions.
+	if err := s.puts.drain(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Error("put before partition revocation failed", "err", err)
+	}
 	if err := s.flushAndCommit(ctx); err != nil {
 		s.log.Error("flush before partition revocation failed", "err", err)
 	}
 	s.forget(revoked)
 }
 
-func (s *Sink) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+func (s *Sink) onLost(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
 	s.log.Warn("partitions lost; uncommitted records will be redelivered to their new owner", "partitions", lost)
+	// Records of the lost partitions that are still being put must not make their offsets
+	// committable again after they are forgotten.
+	if err := s.puts.drain(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Error("put before forgetting lost partitions failed", "err", err)
+	}
 	s.forget(lost)
 }
 

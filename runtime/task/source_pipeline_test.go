@@ -25,17 +25,29 @@ type gatedConverter struct {
 	n       int // calls so far; the loop calls a converter from one goroutine at a time
 }
 
-func (c *gatedConverter) FromConnect(ctx context.Context, in []wire.TopicData) ([][]byte, error) {
+func (c *gatedConverter) wait(ctx context.Context) error {
 	c.n++
 	if c.entered != nil {
 		c.entered <- c.n
 	}
 	if c.gate != nil {
-		if err := c.gate(ctx, c.n); err != nil {
-			return nil, err
-		}
+		return c.gate(ctx, c.n)
+	}
+	return nil
+}
+
+func (c *gatedConverter) FromConnect(ctx context.Context, in []wire.TopicData) ([][]byte, error) {
+	if err := c.wait(ctx); err != nil {
+		return nil, err
 	}
 	return c.textConverter.FromConnect(ctx, in)
+}
+
+func (c *gatedConverter) ToConnect(ctx context.Context, in []wire.TopicBytes) ([]wire.Data, error) {
+	if err := c.wait(ctx); err != nil {
+		return nil, err
+	}
+	return c.textConverter.ToConnect(ctx, in)
 }
 
 // TestSourceOverlapsPollWithConversion has the value converter, called for the first batch, wait
