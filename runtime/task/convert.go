@@ -95,6 +95,9 @@ func ProducerOpts() []kgo.Opt {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(explicitOrKeyPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.ProducerLinger(5 * time.Millisecond),
+		// Kafka's buffer.memory default: what a task holds waiting for the broker is bounded in
+		// bytes, not only in records (franz-go's default), so large records cannot pile up.
+		kgo.MaxBufferedBytes(32 << 20),
 		// A source writes to topics that may not exist yet; as with Kafka's producer, the broker's
 		// auto.create.topics.enable decides whether they are created.
 		kgo.AllowAutoTopicCreation(),

@@ -136,3 +136,17 @@ func TestHeadersRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestProducerBuffersAtMostKafkasBufferMemory checks that a task's producer holds at most 32 MiB
+// (Kafka's buffer.memory) waiting for the broker: franz-go bounds only the number of records by
+// default, so large records could pile up without limit while the broker is slow.
+func TestProducerBuffersAtMostKafkasBufferMemory(t *testing.T) {
+	cl, err := kgo.NewClient(ProducerOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got := cl.OptValue(kgo.MaxBufferedBytes); got != int64(32<<20) {
+		t.Fatalf("producer buffers up to %v bytes, want %d", got, 32<<20)
+	}
+}
