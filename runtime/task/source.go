@@ -177,10 +177,16 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 		lastFlush = time.Now()
 	}
 	for {
-		if !s.ctl.waitResumed(ctx, paused) {
-			return failed
+		onPause := paused
+		if s.ctl.isPaused() {
+			// Pause here rather than only in waitResumed, so that a batch that fails while the
+			// stages drain fails the task now, not when it is resumed.
+			if paused(); failed != nil {
+				return failed
+			}
+			onPause = nil
 		}
-		if failed != nil {
+		if !s.ctl.waitResumed(ctx, onPause) || failed != nil {
 			return failed
 		}
 		report(connect.StateRunning)

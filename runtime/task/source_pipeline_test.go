@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -213,5 +214,35 @@ func TestSourceKeepsOrderPerPartition(t *testing.T) {
 		if strings.Join(got[p], ",") != strings.Join(want, ",") {
 			t.Errorf("partition %d holds %v, want %v", p, got[p], want)
 		}
+	}
+}
+
+// TestSourceFailsWhenABatchFailsWhilePausing pauses a task while its converter still works on a
+// batch that it then rejects (errors.tolerance=none): the task fails at once, rather than staying
+// PAUSED with the failure found only when it is resumed.
+func TestSourceFailsWhenABatchFailsWhilePausing(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
+	var r *sourceRun
+	started, paused := make(chan struct{}), make(chan struct{})
+	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "bad")}}}}
+	values := &gatedConverter{textConverter: textConverter{reject: set("bad")}, gate: func(context.Context, int) error {
+		<-paused
+		return nil
+	}}
+	plugin.onPoll = func(n int) {
+		if n == 1 {
+			<-started
+			r.task.SetPaused(true)
+			close(paused)
+		}
+	}
+	r = startSource(t, c, plugin, func(cfg *SourceConfig) { cfg.ValueConverter = values })
+	close(started)
+	err := r.wait(t)
+	if err == nil || !strings.Contains(err.Error(), "failed in stage VALUE_CONVERTER") {
+		t.Fatalf("Run returned %v (states %s), want a VALUE_CONVERTER failure", err, r.states)
+	}
+	if r.states.last() != connect.StateFailed {
+		t.Fatalf("states %s", r.states)
 	}
 }
