@@ -112,17 +112,24 @@ func (s *Sink) Run(ctx context.Context) error {
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(s.cfg.Topics...))
 	}
+	// The put stage exists before the client, whose rebalance callbacks wait for it. A stop leaves
+	// the batches not yet put to the partitions' next owner (their offsets are not committed); a
+	// failure abandons them all, along with a PUT being retried.
+	putCtx, abandon := context.WithCancel(ctx)
+	defer abandon()
+	s.puts = startStage(putCtx, s.handOver)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
+		s.puts.close()
 		err = fmt.Errorf("task %s: creating consumer: %w", s.cfg.ID, err)
 		s.cfg.OnState(connect.StateFailed, err.Error())
 		return err
 	}
 	s.cl = cl
-	s.puts = startStage(ctx, s.handOver)
 	err = s.run(ctx)
-	// A stop leaves the batches not yet put to the partitions' next owner: their offsets are not
-	// committed. A failure leaves them all.
+	if err != nil {
+		abandon()
+	}
 	if perr := s.puts.close(); err == nil && ctx.Err() == nil {
 		err = perr
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +166,36 @@ func TestSinkRebalanceWaitsForThePutInFlight(t *testing.T) {
 	}
 	if len(second.plugin.accepted()) == 0 {
 		t.Fatalf("the second task got no partition: first %v", first.plugin.accepted())
+	}
+}
+
+// brokenTransform fails every batch that holds the value v, as a transform whose instance traps.
+type brokenTransform struct{ v string }
+
+func (b brokenTransform) Transform(_ context.Context, rs []wire.Record) ([]wire.TransformedRecord, []wire.RecordFailure, error) {
+	out := make([]wire.TransformedRecord, len(rs))
+	for i, r := range rs {
+		if string(r.Value.Bytes) == b.v {
+			return nil, nil, fmt.Errorf("trapped on %s", b.v)
+		}
+		out[i] = wire.TransformedRecord{Input: i, Record: r}
+	}
+	return out, nil, nil
+}
+
+// TestSinkFailsWhileAPutIsRetried has PUT of the first batch fail retriably for good while the
+// transform chain fails on the second: the task fails with the chain's error, abandoning the PUT it
+// retries, instead of waiting for that PUT forever.
+func TestSinkFailsWhileAPutIsRetried(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
+	produceTo(t, c, "t", 0, "a1", "a2")
+	plugin := &fakeSink{put: func(int, []wire.Record) error { return pluginError{msg: "busy", retry: true} }}
+	r := startSinkTask(t, c, plugin, func(cfg *SinkConfig) {
+		cfg.MaxPollRecords = 1
+		cfg.Chain = Chain{{Alias: "x", Class: "X", Transform: brokenTransform{"a2"}}}
+	})
+	err := r.wait(t)
+	if err == nil || !strings.Contains(err.Error(), "failed in TRANSFORMATION") {
+		t.Fatalf("Run returned %v (states %s), want the chain's failure", err, r.states)
 	}
 }
