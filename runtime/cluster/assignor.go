@@ -58,10 +58,10 @@ type assignResult struct {
 // coopState is what the incremental cooperative assignor keeps between rounds (the fields of
 // Java's IncrementalCooperativeAssignor). The zero value is not ready; use newCoopState.
 type coopState struct {
-	previous           workSet // previousAssignment
+	previous workSet // previousAssignment
 	// previousOwners is what each member was given in the previous round: work a member that is
 	// still here does not report was never delivered to it (it missed that SyncGroup), not lost.
-	previousOwners map[string]workSet
+	previousOwners     map[string]workSet
 	previousRevocation workSet
 	revokedInPrevious  bool
 	candidates         []string // candidateWorkersForReassignment, in insertion order
