@@ -15,7 +15,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
-// BenchmarkBuiltinLoad is what a worker start pays for the built-in file plugin (a Go guest): a
+// BenchmarkBuiltinLoad is what a worker start pays for the built-in file plugin (a Rust guest): a
 // cold start compiles and fuel-instruments the module; a restart finds both in plugin.cache.dir.
 // The README's compile figures come from here.
 //
@@ -129,9 +129,5 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 
 // fileModule is a plugin directory holding file.wasm alone.
 func fileModule(b *testing.B) string {
-	dir, err := pluginbuild.Dir("plugins/file")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return dir
+	return pluginbuild.DirOf(b, "plugins/file")
 }

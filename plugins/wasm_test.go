@@ -41,11 +41,7 @@ func TestMain(m *testing.M) {
 // the directory that holds them.
 func buildModules(t *testing.T) string {
 	t.Helper()
-	dir, err := pluginbuild.Dir(slices.Collect(maps.Values(modules))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return pluginbuild.DirOf(t, slices.Collect(maps.Values(modules))...)
 }
 
 // wasmNames lists a module's exports and imports ("module.name") from its binary.
@@ -118,6 +114,9 @@ func TestModulesHaveTheABIShape(t *testing.T) {
 			t.Fatalf("%s: %v", out, err)
 		}
 		for _, e := range []string{"memory", "_initialize", "wc_abi_version", "wc_alloc", "wc_free", "wc_describe", "wc_call"} {
+			if e == "_initialize" && out == "file.wasm" {
+				continue // a Rust module has no constructors to run
+			}
 			if _, ok := exports[e]; !ok {
 				t.Errorf("%s does not export %s (exports: %v)", out, e, exports)
 			}

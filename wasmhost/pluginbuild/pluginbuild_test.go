@@ -32,3 +32,12 @@ func TestDir(t *testing.T) {
 		t.Errorf("a package that does not exist: %v", err)
 	}
 }
+
+// TestDirBuildsRustCrates builds the Rust file plugin (plugins/file, on sdk/rust) with rustc.
+func TestDirBuildsRustCrates(t *testing.T) {
+	dir := DirOf(t, "plugins/file")
+	b, err := os.ReadFile(dir + "/file.wasm")
+	if err != nil || !strings.HasPrefix(string(b), "\x00asm") {
+		t.Fatalf("file.wasm is not a wasm module (%v)", err)
+	}
+}
