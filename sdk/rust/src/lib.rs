@@ -32,12 +32,25 @@ pub use host::Level;
 pub use plugin::*;
 pub use wire::{Data, Header, Record};
 
-/// Defines the module's ABI exports (`wc_abi_version`, `wc_alloc`, `wc_free`, `wc_describe`,
-/// `wc_call`) for the plugins that `$register`, a `fn(&mut Module)`, adds. Use it once, in the
-/// module's crate (a `cdylib`).
+/// Defines the module's ABI exports (`_initialize`, `wc_abi_version`, `wc_alloc`, `wc_free`,
+/// `wc_describe`, `wc_call`) for the plugins that `$register`, a `fn(&mut Module)`, adds. Use it
+/// once, in the module's crate (a `cdylib`).
+///
+/// `_initialize` makes the module a reactor, as crt1-reactor.o does for C: it runs the
+/// constructors (wasi-libc's, which find the preopened directories) once, when the host
+/// instantiates the module. Without it the linker makes a command module, which runs them again
+/// around every export call: about 100 µs per call.
 #[macro_export]
 macro_rules! export_module {
     ($register:path) => {
+        #[no_mangle]
+        pub extern "C" fn _initialize() {
+            extern "C" {
+                fn __wasm_call_ctors();
+            }
+            unsafe { __wasm_call_ctors() }
+        }
+
         #[no_mangle]
         pub extern "C" fn wc_abi_version() -> i32 {
             $crate::abi::VERSION
