@@ -173,3 +173,6 @@ func DirOf(tb testing.TB, pkgs ...string) string {
 	}
 	return dir
 }
+
+// Rustc returns the Rust compiler modules are built with, or a *ToolMissingError.
+func Rustc() (string, error) { return rustc() }

@@ -572,3 +572,148 @@ fn test(pred: &mut dyn Predicate, input: &[u8], out: &mut Vec<u8>) -> Result<()>
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ConfigDef, ConfigType};
+    use crate::wire::{decode_records, put_records, Data};
+    use std::borrow::Cow;
+
+    struct Counter;
+    struct CounterTask {
+        n: i64,
+        partition: Value,
+    }
+
+    impl SourceConnector for Counter {
+        fn task_configs(&self, cfg: &Config, max: usize) -> Result<Vec<Config>> {
+            Ok(vec![cfg.clone(); max.min(2)])
+        }
+        fn new_task(&self) -> Box<dyn SourceTask> {
+            Box::new(CounterTask { n: 0, partition: json::object([("counter", "c".into())]) })
+        }
+    }
+
+    impl SourceTask for CounterTask {
+        fn start(&mut self, ctx: TaskContext, _cfg: &Config) -> Result<()> {
+            if let Some(off) = ctx.offset(&self.partition)? {
+                self.n = off.get("n").and_then(Value::as_i64).unwrap_or(0);
+            }
+            Ok(())
+        }
+        fn poll(&mut self, batch: &mut SourceBatch) -> Result<()> {
+            for _ in 0..2 {
+                self.n += 1;
+                let off = json::object([("n", Value::Int(self.n))]);
+                let text = format!("count {}", self.n);
+                batch.push(&SourceRecord {
+                    topic: "counts",
+                    value: Data::str(&text),
+                    source_partition: Some(&self.partition),
+                    source_offset: Some(&off),
+                    ..Default::default()
+                });
+            }
+            Ok(())
+        }
+    }
+
+    struct Upper;
+
+    impl Transformation for Upper {
+        fn configure(&mut self, cfg: &Config) -> Result<()> {
+            match cfg.get("mode").map(String::as_str) {
+                Some("upper") => Ok(()),
+                v => Err(Error::invalid_config("mode", v.unwrap_or(""), "String must be one of: upper")),
+            }
+        }
+        fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
+            match &r.value {
+                Data::Null => Ok(Outcome::Drop),
+                Data::String(s) if s.is_empty() => Ok(Outcome::Unchanged),
+                Data::String(s) => Ok(Outcome::Record(Record { value: Data::String(Cow::Owned(s.to_ascii_uppercase())), ..r.clone() })),
+                _ => Err(Error::new("not a string")),
+            }
+        }
+    }
+
+    fn register(m: &mut Module) {
+        m.source(
+            Info { name: "Counter", class: "com.example.Counter", aliases: &[], version: "", config: vec![ConfigDef::new("step").typ(ConfigType::Int).default("1")] },
+            Counter,
+        );
+        m.transformation(
+            Info { name: "Upper", class: "", aliases: &["UpperCase"], version: "2.0", config: vec![ConfigDef::new("mode").required()] },
+            || Box::new(Upper),
+        );
+    }
+
+    fn call(d: &mut Dispatcher, op: i32, h: i32, input: &[u8]) -> std::result::Result<Vec<u8>, String> {
+        d.handle(op, h, input).map(|b| b.to_vec()).map_err(|e| e.message().to_string())
+    }
+
+    #[test]
+    fn describe_open_poll_close() {
+        let mut d = Dispatcher::new(register);
+        let desc = String::from_utf8(d.describe().to_vec()).unwrap();
+        assert!(desc.starts_with(r#"{"abi":1,"plugins":[{"class":"com.example.Counter","config":[{"default_value":"1","#), "{}", desc);
+        assert!(desc.contains(r#""aliases":["UpperCase"],"class":"Upper""#) && desc.contains(r#""version":"undefined""#), "{}", desc);
+
+        let open = br#"{"plugin":"com.example.Counter","role":"connector","config":{"step":"x"},"context":{}}"#;
+        assert_eq!(call(&mut d, OP_OPEN, 0, open), Err("Counter: invalid configuration: Invalid value x for configuration step: Not a number of type INT".into()));
+        let h = call(&mut d, OP_OPEN, 0, br#"{"plugin":"Counter","role":"connector","config":{}}"#).unwrap();
+        assert_eq!(h, br#"{"handle":1}"#);
+        assert_eq!(call(&mut d, OP_TASK_CONFIGS, 1, br#"{"max_tasks":3}"#).unwrap(), br#"[{"step":"1"},{"step":"1"}]"#);
+        assert_eq!(call(&mut d, OP_TASK_CONFIGS, 1, br#"{"max_tasks":0}"#), Err("TASK_CONFIGS: max_tasks must be at least 1, got 0".into()));
+        assert_eq!(call(&mut d, OP_POLL, 1, b""), Err("POLL is not supported by a connector of Counter".into()));
+
+        crate::host::set_offset(br#"{"counter":"c"}"#, br#"{"n":41}"#);
+        call(&mut d, OP_OPEN, 0, br#"{"plugin":"Counter","role":"task","config":{},"context":{"connector":"c","task":0}}"#).unwrap();
+        let out = call(&mut d, OP_POLL, 2, b"").unwrap();
+        let recs = decode_records(&out).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!((recs[0].partition, recs[0].offset, recs[0].timestamp), (-1, -1, -1));
+        assert_eq!(recs[1].value, Data::str("count 43"));
+        assert_eq!((recs[1].source_partition, recs[1].source_offset), (&br#"{"counter":"c"}"#[..], &br#"{"n":43}"#[..]));
+        call(&mut d, OP_COMMIT, 2, b"").unwrap();
+        call(&mut d, OP_CLOSE, 2, b"").unwrap();
+        assert_eq!(call(&mut d, OP_POLL, 2, b""), Err("POLL: no open object with handle 2".into()));
+        assert_eq!(call(&mut d, 99, 1, b""), Err("unknown operation 99".into()));
+        assert_eq!(call(&mut d, OP_OPEN, 3, b"{}"), Err("OPEN takes handle 0, got 3".into()));
+        assert_eq!(
+            call(&mut d, OP_OPEN, 0, br#"{"plugin":"Nope","role":"task"}"#),
+            Err(r#"this module has no plugin "Nope" (it has [Counter Upper])"#.into())
+        );
+        assert_eq!(call(&mut d, OP_OPEN, 0, br#"{"plugin":"Upper","role":"task"}"#), Err(r#"Upper is a transformation plugin and cannot be opened as "task""#.into()));
+    }
+
+    #[test]
+    fn validate_and_transform() {
+        let mut d = Dispatcher::new(register);
+        assert_eq!(
+            call(&mut d, OP_VALIDATE, 0, br#"{"plugin":"Upper","config":{}}"#).unwrap(),
+            br#"{"errors":{"mode":["Missing required configuration \"mode\" which has no default value."]}}"#
+        );
+        assert_eq!(
+            call(&mut d, OP_VALIDATE, 0, br#"{"plugin":"Upper","config":{"mode":"lower"}}"#).unwrap(),
+            br#"{"errors":{"mode":["Invalid value lower for configuration mode: String must be one of: upper"]}}"#
+        );
+        assert_eq!(call(&mut d, OP_VALIDATE, 0, br#"{"plugin":"Counter","config":{}}"#).unwrap(), br#"{"errors":{}}"#);
+        let h = call(&mut d, OP_OPEN, 0, br#"{"plugin":"UpperCase","role":"transformation","config":{"mode":"upper"}}"#).unwrap();
+        assert_eq!(h, br#"{"handle":1}"#);
+        let mut batch = Vec::new();
+        let rec = |v: Data<'static>| Record { topic: "t".into(), offset: 7, value: v, ..Default::default() };
+        put_records(&mut batch, &[rec(Data::str("abc")), rec(Data::Null), rec(Data::str("")), rec(Data::bytes(b"x"))]);
+        let out = call(&mut d, OP_TRANSFORM, 1, &batch).unwrap();
+        let mut dec = Decoder::new(&out);
+        assert_eq!(dec.u32("count"), 3);
+        assert_eq!((dec.u32("input"), dec.u8("status")), (0, wire::STATUS_RECORD));
+        let r = dec.record();
+        assert_eq!((r.value, r.offset, r.source_offset), (Data::str("ABC"), -1, &b""[..]));
+        assert_eq!((dec.u32("input"), dec.u8("status")), (2, wire::STATUS_UNCHANGED));
+        assert_eq!((dec.u32("input"), dec.u8("status")), (3, wire::STATUS_FAILED));
+        assert_eq!((dec.str("class"), dec.str("message")), (wire::DATA_EXCEPTION, "not a string"));
+        assert_eq!(dec.finish("result"), Ok(()));
+    }
+}
