@@ -4,9 +4,11 @@ package plugins_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -130,4 +132,68 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 // fileModule is a plugin directory holding file.wasm alone.
 func fileModule(b *testing.B) string {
 	return pluginbuild.DirOf(b, "plugins/file")
+}
+
+// BenchmarkBuiltinIdleTaskRSS is the resident memory an idle FileStreamSource task costs in the
+// plugin host: 50 tasks, each with its own instance as a worker runs them, each having read its
+// file once, then the RSS growth per task once the Go heap has returned what it freed.
+//
+//	go test -run '^$' -bench BuiltinIdleTaskRSS -benchtime 1x ./plugins/
+func BenchmarkBuiltinIdleTaskRSS(b *testing.B) {
+	const tasks = 50
+	dir := fileModule(b)
+	ctx := context.Background()
+	files := b.TempDir()
+	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{dir}, FSAllow: []string{files},
+		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(ctx)
+	src, err := h.Resolve("FileStreamSource", wire.KindSource)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := filepath.Join(files, "in.txt")
+	if err := os.WriteFile(in, []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", 1000)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		debug.FreeOSMemory()
+		before := rss(b)
+		var sessions []*wasmhost.Session
+		for i := range tasks {
+			sess := h.NewSession(wasmhost.Env{Connector: fmt.Sprintf("idle-%d", i), Logger: slog.New(slog.DiscardHandler)})
+			sessions = append(sessions, sess)
+			task, err := sess.Open(ctx, src, wire.RoleTask, map[string]string{"file": in, "topic": "t"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := task.Poll(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		debug.FreeOSMemory()
+		b.ReportMetric(float64(rss(b)-before)/tasks/1024, "rss-KiB/task")
+		for _, s := range sessions {
+			s.Close(ctx)
+		}
+	}
+}
+
+// rss is the process's resident set size in bytes (Linux).
+func rss(b *testing.B) int64 {
+	s, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skip("no /proc/self/status:", err)
+	}
+	for _, line := range strings.Split(string(s), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	b.Skip("no VmRSS in /proc/self/status")
+	return 0
 }

@@ -184,7 +184,8 @@ struct Parser<'a> {
     depth: usize,
 }
 
-const MAX_DEPTH: usize = 1000;
+/// Nesting deeper than this is refused: the ABI's JSON is shallow, and a module's stack is small.
+const MAX_DEPTH: usize = 100;
 
 impl<'a> Parser<'a> {
     fn err(&self, what: &str) -> String {
