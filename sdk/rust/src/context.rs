@@ -2,7 +2,7 @@
 //! granted with plugin.fs.allow.
 
 use crate::config::go_quote;
-use crate::error::{io_text, Error};
+use crate::error::Error;
 use crate::host::{self, Level};
 use crate::json::{self, Value};
 use std::collections::BTreeMap;
@@ -304,11 +304,6 @@ fn dir(p: &str) -> String {
         Some(0) | None => "/".to_string(),
         Some(i) => clean(&p[..i]),
     }
-}
-
-/// The text of an I/O error for messages: "no such file or directory".
-pub fn describe_io(e: &io::Error) -> String {
-    io_text(e)
 }
 
 #[cfg(test)]
