@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -128,17 +127,6 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 		return nil, err
 	}
 	return w, nil
-}
-
-// WithPrefix returns the settings that start with prefix, with the prefix removed.
-func WithPrefix(props map[string]string, prefix string) map[string]string {
-	out := map[string]string{}
-	for k, v := range props {
-		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" {
-			out[rest] = v
-		}
-	}
-	return out
 }
 
 // RESTAddr returns the address the REST server listens on (the first listener).

@@ -118,7 +118,7 @@ func TestSymlinkOutOfAllowedPaths(t *testing.T) {
 	}
 }
 
-func TestFromPropertiesErrors(t *testing.T) {
+func TestWorkerFileErrors(t *testing.T) {
 	for _, props := range []map[string]string{
 		{"config.providers": "x"},
 		{"config.providers": "x", "config.providers.x.class": "com.example.Vault"},
