@@ -84,7 +84,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 	}()
 	// Each step builds one component from the settings and the components before it.
 	for _, build := range []func(context.Context) error{
-		n.listen, n.connectKafka, n.openStores, n.loadPlugins, n.newHerder, n.newReconciler, n.serveREST,
+		n.listen, n.connectKafka, n.openStores, n.loadPlugins, n.newWorker, n.newHerder, n.newReconciler, n.serveREST,
 	} {
 		if err := build(ctx); err != nil {
 			return nil, err
@@ -156,15 +156,11 @@ func (n *Node) openStores(ctx context.Context) error {
 	return nil
 }
 
-// loadPlugins loads the plugin modules and creates the worker that runs them, with the config
-// providers its tasks' configs are resolved by.
+// loadPlugins loads and compiles the plugin modules of plugin.path.
 func (n *Node) loadPlugins(ctx context.Context) error {
 	cfg := n.cfg
-	providers, err := configprovider.New(cfg.Providers)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.Source, err)
-	}
 	start := time.Now()
+	var err error
 	n.host, err = wasmhost.New(ctx, wasmhost.Config{
 		PluginPath:       cfg.PluginPath,
 		CacheDir:         cfg.PluginCacheDir,
@@ -180,7 +176,17 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 		n.log.Error("plugin module not loaded", "module", e.Path, "err", e.Err)
 	}
 	n.log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
 
+// newWorker creates the worker that runs the plugins, with the config providers its tasks'
+// configs are resolved by.
+func (n *Node) newWorker(context.Context) error {
+	cfg := n.cfg
+	providers, err := configprovider.New(cfg.Providers)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Source, err)
+	}
 	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID))
 	wc := worker.Config{
 		Worker:     cfg,
