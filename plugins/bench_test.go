@@ -51,7 +51,7 @@ func BenchmarkBuiltinLoad(b *testing.B) {
 
 // BenchmarkBuiltinCall is the fixed cost of one call into a built-in plugin with the default CPU
 // bound (fuel): COMMIT on a FileStreamSource task, an operation with no payload, so the figure is
-// the boundary and the Go guest's dispatch, which a batch spreads over its records.
+// the boundary and the guest's dispatch, which a batch spreads over its records.
 //
 //	go test -run '^$' -bench BuiltinCall ./plugins/
 func BenchmarkBuiltinCall(b *testing.B) {
@@ -108,6 +108,15 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 // fileSourceSession loads the file plugin alone with files granted and the default CPU bound, and
 // returns a session and its FileStreamSource, closed when b ends.
 func fileSourceSession(b *testing.B, files string) (*wasmhost.Session, wasmhost.Plugin) {
+	h, src := fileSourceHost(b, files)
+	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(func() { sess.Close(context.Background()) })
+	return sess, src
+}
+
+// fileSourceHost loads the file plugin alone with files granted and the default CPU bound, and
+// returns the host and its FileStreamSource, closed when b ends.
+func fileSourceHost(b *testing.B, files string) (*wasmhost.Host, wasmhost.Plugin) {
 	ctx := context.Background()
 	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{fileModule(b)}, FSAllow: []string{files},
 		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
@@ -119,9 +128,7 @@ func fileSourceSession(b *testing.B, files string) (*wasmhost.Session, wasmhost.
 	if err != nil {
 		b.Fatal(err)
 	}
-	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
-	b.Cleanup(func() { sess.Close(ctx) })
-	return sess, src
+	return h, src
 }
 
 // fileModule is a plugin directory holding file.wasm alone.
@@ -136,19 +143,9 @@ func fileModule(b *testing.B) string {
 //	go test -run '^$' -bench BuiltinIdleTaskRSS -benchtime 1x ./plugins/
 func BenchmarkBuiltinIdleTaskRSS(b *testing.B) {
 	const tasks = 50
-	dir := fileModule(b)
 	ctx := context.Background()
 	files := b.TempDir()
-	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{dir}, FSAllow: []string{files},
-		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(ctx)
-	src, err := h.Resolve("FileStreamSource", wire.KindSource)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, src := fileSourceHost(b, files)
 	in := filepath.Join(files, "in.txt")
 	if err := os.WriteFile(in, []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", 1000)), 0o644); err != nil {
 		b.Fatal(err)
