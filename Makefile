@@ -27,11 +27,11 @@ build/plugins/%.wasm: FORCE
 	@mkdir -p $(@D)
 	$(GUEST) -o $@ ./plugins/$*
 
-$(RUSTSDK): $(wildcard sdk/rust/src/*.rs)
+$(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type rlib --crate-name wasmconnect -o $@ sdk/rust/src/lib.rs
 
-build/plugins/file.wasm: $(RUSTSDK) $(wildcard plugins/file/src/*.rs)
+build/plugins/file.wasm: $(RUSTSDK) $(wildcard plugins/file/src/*.rs) Makefile
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type cdylib --crate-name file --extern wasmconnect=$(RUSTSDK) -o $@ plugins/file/src/lib.rs
 
