@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // RustFlags are the rustc flags of a module and of the SDK it links (the Makefile uses the same):
@@ -92,6 +93,8 @@ func buildRust(root, pkg, out string) error {
 	}
 	cached, key := rustCached(root, pkg, bin)
 	if key != "" && copyFile(out, cached) == nil {
+		now := time.Now()
+		os.Chtimes(cached, now, now) // in use: keep it from pruneCache
 		return nil
 	}
 	sdk, err := rustSDK()
@@ -150,6 +153,21 @@ func keepInCache(cached, out string) {
 	tmp := fmt.Sprintf("%s.%d.tmp", cached, os.Getpid())
 	if copyFile(tmp, out) != nil || os.Rename(tmp, cached) != nil {
 		os.Remove(tmp)
+	}
+	pruneCache(filepath.Dir(cached))
+}
+
+// cacheMaxAge is how long a cached module nobody used is kept: every change of the sources adds
+// one.
+const cacheMaxAge = 7 * 24 * time.Hour
+
+// pruneCache removes the modules in dir that were not built or used for cacheMaxAge.
+func pruneCache(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > cacheMaxAge {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
 	}
 }
 
