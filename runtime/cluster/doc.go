@@ -57,7 +57,7 @@
 // Two Connect clusters that share a group.id but not their internal topics or converters merge
 // silently or loop on CONFIG_MISMATCH (Kafka's workers compare no settings when they join). To
 // say why instead, wasmconnect appends an extension to the standard fields: member metadata carries the worker's version and its
-// cluster-relevant settings (SettingKeys: internal topic names and sizes, converters), and an
+// cluster-relevant settings (config.SharedKeys: internal topic names and sizes, converters), and an
 // assignment may carry a human-readable error. A wasmconnect leader refuses a member whose
 // settings differ from its own for a key both report, with a message naming each setting, the
 // worker's value and the group's, e.g.
