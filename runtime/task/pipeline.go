@@ -6,11 +6,11 @@ import (
 	"sync"
 )
 
-// stageDepth is how many batches may wait in front of a pipeline stage. With one batch in the
-// stage's hands and one waiting, the stage before it can work on a third: enough for the stages to
-// overlap, while a slow stage holds back the ones before it (back-pressure) and the batches a task
-// holds stay few, however many records it has moved.
-const stageDepth = 1
+// stageDepth is how many batches may wait in front of a pipeline stage: enough for the stages to
+// overlap when one of them is late to be scheduled (two cores shared with a broker), while a slow
+// stage holds back the ones before it (back-pressure) and the batches a task holds stay few,
+// however many records it has moved.
+const stageDepth = 2
 
 // stage runs one step of a task loop (the converters, say) on its own goroutine, so that it
 // overlaps the steps before and after it, which call into other plugin instances. Batches are

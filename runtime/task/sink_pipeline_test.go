@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,15 +69,18 @@ func TestSinkPutHoldsBackConversion(t *testing.T) {
 		<-release
 		return nil
 	}}
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
 	values := &gatedConverter{entered: make(chan int, n)}
 	r := startSinkTask(t, c, plugin, func(cfg *SinkConfig) { cfg.MaxPollRecords = 1; cfg.ValueConverter = values })
+	t.Cleanup(unblock) // runs before the stop, which waits for the PUT in progress
 	<-putting
 	time.Sleep(300 * time.Millisecond) // time for the loop to convert as far as it will
-	// One batch in PUT, one queued, one converted that waits to be queued.
-	if calls := len(values.entered); calls > 3 {
-		t.Fatalf("with PUT blocked, the loop converted %d batches, want at most 3", calls)
+	// One batch in PUT, stageDepth queued, one converted that waits to be queued.
+	if calls, bound := len(values.entered), 1+stageDepth+1; calls > bound {
+		t.Fatalf("with PUT blocked, the loop converted %d batches, want at most %d", calls, bound)
 	}
-	close(release)
+	unblock()
 	r.waitAccepted(t, n)
 	waitCommitted(t, c, 0, n)
 	var want []string

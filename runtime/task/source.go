@@ -50,7 +50,8 @@ type Source struct {
 	acks   submitted
 	topics *topicSet // used by the produce stage only
 	// The stages after POLL, each on its own goroutine, as each calls into other plugin instances
-	// than the one before it: the transform chain, then the converters and the producer.
+	// than the one before it: the transform chain (nil without one), then the converters and the
+	// producer.
 	transforms *stage[[]wire.Record]
 	produce    *stage[transformed]
 	produceMu  sync.Mutex // guards produceErr
@@ -98,13 +99,9 @@ func (s *Source) Run(ctx context.Context) error {
 	stageCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
 	s.produce = startStage(stageCtx, s.convertAndProduce)
-	s.transforms = startStage(stageCtx, func(ctx context.Context, polled []wire.Record) error {
-		t, err := s.transform(ctx, polled)
-		if err != nil {
-			return err
-		}
-		return s.produce.send(ctx, t)
-	})
+	if len(s.cfg.Chain) > 0 {
+		s.transforms = startStage(stageCtx, s.transformAndSend)
+	}
 	err := s.run(ctx, stageCtx)
 	if err != nil {
 		abandon()
@@ -130,7 +127,10 @@ func (s *Source) Run(ctx context.Context) error {
 
 // closeStages waits until the stages have handled every batch sent to them and ends them.
 func (s *Source) closeStages() error {
-	err := s.transforms.close()
+	var err error
+	if s.transforms != nil {
+		err = s.transforms.close()
+	}
 	if perr := s.produce.close(); err == nil {
 		err = perr
 	}
@@ -142,10 +142,22 @@ func (s *Source) closeStages() error {
 
 // drainStages waits until every batch polled so far has been handed to the producer.
 func (s *Source) drainStages(ctx context.Context) error {
-	if err := s.transforms.drain(ctx); err != nil {
-		return err
+	if s.transforms != nil {
+		if err := s.transforms.drain(ctx); err != nil {
+			return err
+		}
 	}
 	return s.produce.drain(ctx)
+}
+
+// transformAndSend is the transform stage: the chain, then on to the converters. Without a chain
+// the loop does this itself, saving a hand-over per batch.
+func (s *Source) transformAndSend(ctx context.Context, polled []wire.Record) error {
+	t, err := s.transform(ctx, polled)
+	if err != nil {
+		return err
+	}
+	return s.produce.send(ctx, t)
 }
 
 // run polls until ctx is done or the task fails, and sends each batch down the pipeline with
@@ -223,7 +235,12 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 			continue
 		}
 		idle = 0
-		if err := s.transforms.send(stageCtx, recs); err != nil {
+		if s.transforms != nil {
+			err = s.transforms.send(stageCtx, recs)
+		} else {
+			err = s.transformAndSend(stageCtx, recs)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -352,7 +369,7 @@ func (s *Source) failure() error {
 	s.produceMu.Lock()
 	err := s.produceErr
 	s.produceMu.Unlock()
-	if err == nil {
+	if err == nil && s.transforms != nil {
 		err = s.transforms.failed()
 	}
 	if err == nil {

@@ -108,9 +108,9 @@ func TestSourceConverterHoldsBackPoll(t *testing.T) {
 	r := startSource(t, c, plugin, func(cfg *SourceConfig) { cfg.ValueConverter = values })
 	<-values.entered
 	time.Sleep(300 * time.Millisecond) // time for the loop to poll as far as it will
-	// One batch in the converter, one queued before it, one in the chain, one queued before it, and
-	// one polled that waits to be queued.
-	const bound = 5
+	// One batch in the converter, stageDepth queued before it, and one polled that waits to be
+	// queued (without a chain there is no transform stage).
+	const bound = 1 + stageDepth + 1
 	polls, _ := plugin.counts()
 	t.Logf("polled %d batches while held", polls)
 	if polls > bound {
@@ -153,9 +153,9 @@ func TestSourceFullProducerHoldsBackPoll(t *testing.T) {
 		cfg.Producer = loopClient(t, c, append(ProducerOpts(), kgo.MaxBufferedRecords(10))...)
 	})
 	time.Sleep(500 * time.Millisecond)
-	// Two batches in the producer's buffer, one blocked producing, two queued, one in the chain,
-	// one polled that waits.
-	const bound = 8
+	// Two batches in the producer's buffer, one blocked producing, stageDepth queued, one polled
+	// that waits.
+	const bound = 2 + 1 + stageDepth + 1
 	polls, _ := plugin.counts()
 	t.Logf("polled %d batches while held", polls)
 	if polls > bound {
