@@ -22,12 +22,17 @@ import (
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
-// The network tests run the netprobe test plugin (plugins/testdata/netprobe), a Go guest that
-// dials through sdk.Dial, against listeners on loopback.
+// The network tests run the netprobe and nethttp test plugins (plugins/testdata), Go guests that
+// dial through sdk.Dial, against listeners on loopback.
 
 func newNetHost(t *testing.T, allow string, cfg Config) *Host {
 	t.Helper()
-	dir, err := pluginbuild.Dir("plugins/testdata/netprobe")
+	return newNetHostOf(t, "plugins/testdata/netprobe", allow, cfg)
+}
+
+func newNetHostOf(t *testing.T, pkg, allow string, cfg Config) *Host {
+	t.Helper()
+	dir, err := pluginbuild.Dir(pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +49,14 @@ func newNetHost(t *testing.T, allow string, cfg Config) *Host {
 // probe opens a NetProbe task in a new session with env and config cfg.
 func probe(t *testing.T, h *Host, env Env, cfg map[string]string) *Object {
 	t.Helper()
+	return openIn(t, h, "NetProbe", env, cfg)
+}
+
+func openIn(t *testing.T, h *Host, plugin string, env Env, cfg map[string]string) *Object {
+	t.Helper()
 	s := h.NewSession(env)
 	t.Cleanup(func() { s.Close(context.Background()) })
-	o, err := s.Open(context.Background(), mustResolve(t, h, "NetProbe"), wire.RoleTask, cfg)
+	o, err := s.Open(context.Background(), mustResolve(t, h, plugin), wire.RoleTask, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,14 +323,14 @@ func TestNetHTTPAndTLSInGuest(t *testing.T) {
 	secure := httptest.NewTLSServer(handler)
 	defer secure.Close()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw})
-	h := newNetHost(t, plain.Listener.Addr().String()+","+secure.Listener.Addr().String(), Config{CallTimeout: 5 * time.Second})
+	h := newNetHostOf(t, "plugins/testdata/nethttp", plain.Listener.Addr().String()+","+secure.Listener.Addr().String(), Config{CallTimeout: 5 * time.Second})
 
 	for name, cfg := range map[string]map[string]string{
-		"http":  {"mode": "http", "url": plain.URL + "/plain"},
-		"https": {"mode": "http", "url": secure.URL + "/secure", "tls.ca": string(ca)},
+		"http":  {"url": plain.URL + "/plain"},
+		"https": {"url": secure.URL + "/secure", "tls.ca": string(ca)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			o := probe(t, h, Env{Connector: name}, cfg)
+			o := openIn(t, h, "NetHTTP", Env{Connector: name}, cfg)
 			want := "200 hello /" + map[string]string{"http": "plain", "https": "secure"}[name]
 			for i := range 3 {
 				start := time.Now()

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 )
 
 // Worker is a worker's validated settings. Field comments give the Kafka Connect key and default.
@@ -48,6 +50,8 @@ type Worker struct {
 	OffsetFlushTimeout  time.Duration // offset.flush.timeout.ms (5000)
 	TaskShutdownTimeout time.Duration // task.shutdown.graceful.timeout.ms (5000)
 
+	PluginNetAllow netgrant.Grant // plugin.net.allow: TCP destinations plugins may connect to (none)
+
 	SessionTimeout        time.Duration // session.timeout.ms (10000)
 	HeartbeatInterval     time.Duration // heartbeat.interval.ms (3000)
 	RebalanceTimeout      time.Duration // rebalance.timeout.ms (60000)
@@ -79,7 +83,7 @@ var keys = []string{
 	"offset.storage.partitions", "status.storage.partitions",
 	"key.converter", "value.converter", "header.converter",
 	"listeners", "rest.host.name", "rest.port", "rest.advertised.host.name", "rest.advertised.port", "rest.advertised.listener",
-	"plugin.path", "plugin.fs.allow", "plugin.cache.dir", "plugin.memory.max.bytes", "plugin.call.timeout.ms",
+	"plugin.path", "plugin.fs.allow", "plugin.net.allow", "plugin.cache.dir", "plugin.memory.max.bytes", "plugin.call.timeout.ms",
 	"offset.flush.interval.ms", "offset.flush.timeout.ms", "task.shutdown.graceful.timeout.ms",
 	"session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms", "scheduled.rebalance.max.delay.ms",
 	"connectors.dir", "connectors.owner", "connectors.prune", "connectors.drift", "connect.protocol", "worker.sync.timeout.ms", "worker.unsync.backoff.ms",
@@ -176,6 +180,11 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 		} else if !st.IsDir() {
 			p.fail("plugin.fs.allow", d, "not a directory (plugins are granted directories, not files)")
 		}
+	}
+	if g, err := netgrant.Parse(p.str("plugin.net.allow", "")); err != nil {
+		p.fail("plugin.net.allow", p.str("plugin.net.allow", ""), err.Error())
+	} else {
+		w.PluginNetAllow = g
 	}
 	w.PluginCacheDir = p.str("plugin.cache.dir", defaultCacheDir())
 	w.PluginMemoryMax = uint64(p.intRange("plugin.memory.max.bytes", 256<<20, 1<<16, 1<<32))

@@ -137,6 +137,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 		MemoryLimitBytes: cfg.PluginMemoryMax,
 		CallTimeout:      cfg.PluginCallTimeout,
 		FSAllow:          cfg.PluginFSAllow,
+		NetAllow:         cfg.PluginNetAllow,
 		Logger:           log,
 	})
 	if err != nil {

@@ -1,7 +1,7 @@
 // Command netprobe is a test-only wasmconnect plugin module (under testdata, so go build ./...
 // skips it) whose source connector uses the network capability (sdk.Dial), to test the grant
-// (plugin.net.allow), the bounds on blocked reads, and that net/http and crypto/tls work on top of
-// it in a guest. Build it with
+// (plugin.net.allow) and the bounds on blocked reads (plugins/testdata/nethttp runs net/http and
+// crypto/tls on top of it). Build it with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o build/testplugins/netprobe.wasm ./plugins/testdata/netprobe
 //
@@ -12,6 +12,4 @@
 //   - hold: dials address and reads until the connection ends: a read that waits for good.
 //   - hostwait: dials address with the raw imports and waits an hour in one net_read, as a guest
 //     without the Go SDK's cooperative waits would.
-//   - http: GET url with net/http over sdk.Dial (https with the PEM certificate in tls.ca); the
-//     value is the status and body. The client keeps its connections alive across polls.
 package main

@@ -3,12 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
@@ -20,11 +16,9 @@ func init() {
 		Class:   "wasmconnect.testing.NetProbeSource",
 		Version: "1.0.0",
 		Config: []sdk.ConfigDef{
-			{Name: "mode", Default: new("echo"), Importance: sdk.High, Validator: sdk.OneOf("echo", "hold", "hostwait", "http"),
-				Documentation: "echo, hold, hostwait or http."},
+			{Name: "mode", Default: new("echo"), Importance: sdk.High, Validator: sdk.OneOf("echo", "hold", "hostwait"),
+				Documentation: "echo, hold or hostwait."},
 			{Name: "address", Default: new(""), Importance: sdk.High, Documentation: "host:port to dial (echo, hold)."},
-			{Name: "url", Default: new(""), Importance: sdk.High, Documentation: "URL to GET (http)."},
-			{Name: "tls.ca", Default: new(""), Importance: sdk.Low, Documentation: "PEM certificate to trust for https."},
 			{Name: "topic", Default: new("netprobe"), Importance: sdk.Medium, Documentation: "The topic of the records."},
 			{Name: "poll.interval.ms", Type: sdk.TypeInt, Default: new("0"), Importance: sdk.Low,
 				Documentation: "Minimum time between probes; polls in between return nothing."},
@@ -45,30 +39,20 @@ func (connector) TaskConfigs(cfg sdk.Config, maxTasks int) ([]sdk.Config, error)
 func (connector) NewTask() sdk.SourceTask { return &task{} }
 
 type task struct {
-	ctx                       *sdk.TaskContext
-	mode, address, url, topic string
-	client                    *http.Client
-	polls                     int
-	interval                  time.Duration
-	last                      time.Time
+	ctx                  *sdk.TaskContext
+	mode, address, topic string
+	polls                int
+	interval             time.Duration
+	last                 time.Time
 }
 
 func (t *task) Start(ctx *sdk.TaskContext, cfg sdk.Config) error {
-	t.ctx, t.mode, t.address, t.url, t.topic = ctx, cfg["mode"], cfg["address"], cfg["url"], cfg["topic"]
+	t.ctx, t.mode, t.address, t.topic = ctx, cfg["mode"], cfg["address"], cfg["topic"]
 	ms, err := cfg.Int("poll.interval.ms", 0)
 	if err != nil {
 		return err
 	}
 	t.interval = time.Duration(ms) * time.Millisecond
-	tr := &http.Transport{DialContext: sdk.Dial, MaxIdleConnsPerHost: 1}
-	if ca := cfg["tls.ca"]; ca != "" {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM([]byte(ca)) {
-			return errors.New("tls.ca holds no PEM certificate")
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
-	}
-	t.client = &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	return nil
 }
 
@@ -87,8 +71,6 @@ func (t *task) Poll() ([]sdk.SourceRecord, error) {
 		err = t.hold()
 	case "hostwait":
 		err = t.hostWait()
-	case "http":
-		value, err = t.get()
 	}
 	if err != nil {
 		return nil, err
@@ -124,19 +106,6 @@ func (t *task) hold() error {
 	t.ctx.Logf(sdk.LevelInfo, "netprobe: connected to %s, reading until it ends", t.address)
 	_, err = io.Copy(io.Discard, c)
 	return fmt.Errorf("netprobe: the connection to %s ended (%v)", t.address, err)
-}
-
-func (t *task) get() (string, error) {
-	resp, err := t.client.Get(t.url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d %s", resp.StatusCode, body), nil
 }
 
 func (t *task) Commit() error { return nil }
