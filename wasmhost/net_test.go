@@ -226,8 +226,9 @@ func TestNetNameResolvingOutsideTheGrantIsRefused(t *testing.T) {
 	}
 }
 
-// silentServer accepts connections and never writes, so that a reader waits for good.
-func silentServer(t *testing.T) net.Listener {
+// silentServer accepts connections and never writes, so that a reader waits for good; hangUp
+// closes the connections accepted so far, to free a test's reader when the test has failed.
+func silentServer(t *testing.T) (ln net.Listener, hangUp func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -235,14 +236,14 @@ func silentServer(t *testing.T) net.Listener {
 	}
 	var mu sync.Mutex
 	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
+	hangUp = func() {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
-	})
+	}
+	t.Cleanup(func() { ln.Close(); hangUp() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -254,14 +255,14 @@ func silentServer(t *testing.T) net.Listener {
 			mu.Unlock()
 		}
 	}()
-	return ln
+	return ln, hangUp
 }
 
 // A read that waits on a silent peer ends promptly when the task stops (its context is canceled),
 // whether the guest waits in the host (hostwait: one net_read with an hour's wait) or cooperatively
 // in the Go SDK (hold).
 func TestNetBlockedReadEndsAtStop(t *testing.T) {
-	ln := silentServer(t)
+	ln, hangUp := silentServer(t)
 	h := newNetHost(t, ln.Addr().String(), Config{CallTimeout: time.Minute})
 	for _, mode := range []string{"hostwait", "hold"} {
 		t.Run(mode, func(t *testing.T) {
@@ -286,6 +287,7 @@ func TestNetBlockedReadEndsAtStop(t *testing.T) {
 					t.Fatalf("want an error that is context.Canceled, got %v", err)
 				}
 			case <-time.After(5 * time.Second):
+				hangUp()
 				t.Fatal("poll still waits 5 s after the stop")
 			}
 		})
@@ -294,14 +296,22 @@ func TestNetBlockedReadEndsAtStop(t *testing.T) {
 
 // A read that waits on a silent peer ends at the call's deadline, as a call timeout.
 func TestNetBlockedReadEndsAtCallDeadline(t *testing.T) {
-	ln := silentServer(t)
+	ln, hangUp := silentServer(t)
 	const timeout = 700 * time.Millisecond
 	h := newNetHost(t, ln.Addr().String(), Config{CallTimeout: timeout})
 	for _, mode := range []string{"hostwait", "hold"} {
 		t.Run(mode, func(t *testing.T) {
 			o := probe(t, h, Env{Connector: mode}, map[string]string{"mode": mode, "address": ln.Addr().String()})
 			start := time.Now()
-			_, err := o.Poll(context.Background())
+			done := make(chan error, 1)
+			go func() { _, err := o.Poll(context.Background()); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(timeout + 5*time.Second):
+				hangUp()
+				t.Fatalf("poll still waits %s after its call timeout of %s", 5*time.Second, timeout)
+			}
 			took := time.Since(start)
 			var te *TrapError
 			if !errors.As(err, &te) || !te.Timeout {
