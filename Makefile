@@ -5,8 +5,14 @@ PLUGINS  := file converters transforms
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
+# Rust modules (plugins/file) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
+# standard library (rustc libstd-rust-dev-wasm32 lld-14); flags as wasmhost/pluginbuild's RustFlags.
+RUSTC    ?= /usr/bin/rustc
+RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
+            -C link-arg=-zstack-size=262144
+RUSTSDK  := build/rust/libwasmconnect.rlib
 
-.PHONY: all build plugins example-transforms run test test-unit test-e2e bench vet clean
+.PHONY: all build plugins example-transforms run test test-unit test-fuzz test-e2e bench vet clean
 
 all: build
 
@@ -20,6 +26,14 @@ plugins: $(WASM)
 build/plugins/%.wasm: FORCE
 	@mkdir -p $(@D)
 	$(GUEST) -o $@ ./plugins/$*
+
+$(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile
+	@mkdir -p $(@D)
+	$(RUSTWASM) --crate-type rlib --crate-name wasmconnect -o $@ sdk/rust/src/lib.rs
+
+build/plugins/file.wasm: $(RUSTSDK) $(wildcard plugins/file/src/*.rs) Makefile
+	@mkdir -p $(@D)
+	$(RUSTWASM) --crate-type cdylib --crate-name file --extern wasmconnect=$(RUSTSDK) -o $@ plugins/file/src/lib.rs
 
 build/testplugins/%.wasm: FORCE
 	@mkdir -p $(@D)
@@ -37,13 +51,30 @@ run: build
 	$(BIN) dev --config examples/dev.properties
 
 # Unit tests, then end-to-end tests against broker and worker processes.
-test: build $(TESTWASM) test-unit test-e2e
+test: build $(TESTWASM) test-unit test-fuzz test-e2e
 
 # Every package's own tests, in one process each: real plugins through wazero, an in-process kfake
 # broker where Kafka is needed; no worker processes.
 test-unit:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 5m ./...
+
+# Every fuzz target for a short while (FUZZTIME each): the parsers of outside bytes (guest results,
+# internal topic records, REST bodies, worker and connector files). A crasher is kept under the
+# package's testdata/fuzz/, where it runs with the unit tests from then on. Longer, one target:
+#   go test -run '^$$' -fuzz FuzzConfigRecords -fuzztime 10m ./runtime/store/
+FUZZTIME ?= 2s
+FUZZ := ./sdk/go/wire:FuzzDecodeRecords ./sdk/go/wire:FuzzDecodeBatches \
+	./sdk/go/wire:FuzzDecodeTransformResult ./sdk/go/wire:FuzzDecodeTestResult \
+	./sdk/go/connect:FuzzDecode ./runtime/cluster:FuzzMemberMetadata ./runtime/cluster:FuzzMemberAssignment \
+	./wasmhost/internal/fuel:FuzzInstrument ./runtime/store:FuzzConfigRecords ./runtime/store:FuzzStatusRecords \
+	./runtime/store:FuzzOffsetRecords ./runtime/config:FuzzParseProperties ./hcl:FuzzParseWorkerConfig \
+	./hcl:FuzzParseConnectors ./runtime/rest:FuzzRequestBodies
+test-fuzz:
+	@set -e; for t in $(FUZZ); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} | grep -v '^fuzz: elapsed'; \
+	done
 
 # The end-to-end tests (build tag e2e): broker and worker processes of the wasmconnect binary,
 # driven over the Kafka protocol, the REST API and kcat, as users drive them.
