@@ -70,7 +70,7 @@ type echoServer struct {
 	accepted atomic.Int32
 }
 
-func newEchoServer(t *testing.T, addr string) *echoServer {
+func newEchoServer(t testing.TB, addr string) *echoServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -374,4 +374,28 @@ func (c *netCounts) snapshot() netTotals {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
+}
+
+// BenchmarkNetEcho measures one poll of the netprobe echo mode: a dial through the grant check, a
+// line written and read back over loopback, and a close.
+func BenchmarkNetEcho(b *testing.B) {
+	srv := newEchoServer(b, "127.0.0.1:0")
+	dir, err := pluginbuild.Dir("plugins/testdata/netprobe")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, _ := netgrant.Parse(srv.addr())
+	h, _ := newTestHost(b, Config{PluginPath: []string{dir}, MemoryLimitBytes: 128 << 20, NetAllow: g})
+	s := h.NewSession(Env{Connector: "bench"})
+	defer s.Close(context.Background())
+	o, err := s.Open(context.Background(), mustResolve(b, h, "NetProbe"), wire.RoleTask, map[string]string{"mode": "echo", "address": srv.addr()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := o.Poll(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
