@@ -25,8 +25,10 @@
 //   - Limits. Linear memory is capped per instance (Config.MemoryLimitBytes); every call is bounded
 //     in time (Config.CallTimeout); the guest sees only the directories in Config.FSAllow (each
 //     path confined to them after symbolic links are resolved, only regular files and directories
-//     opened: internal/rootfs), real clocks and randomness, no network, no environment. Guest
-//     stdout and stderr become log lines tagged with connector and task.
+//     opened: internal/rootfs), real clocks and randomness, no environment, and only the TCP
+//     destinations of Config.NetAllow (net.go, wasmhost/netgrant: checked on resolved addresses,
+//     narrowed per session by Env.NetAllow, waits in the host bounded by the call's deadline and
+//     context). Guest stdout and stderr become log lines tagged with connector and task.
 //
 // # Failures
 //
@@ -56,7 +58,8 @@
 // Kafka. Records, offsets and configurations are opaque ABI values here: no topics are created,
 // no offsets stored, no connector config keys interpreted (the Env's OffsetReader and the caller's
 // config maps come from the worker). Nor does it know the worker's settings names: the worker maps
-// plugin.path, plugin.memory.max.bytes, plugin.call.timeout.ms and plugin.fs.allow onto Config.
+// plugin.path, plugin.memory.max.bytes, plugin.call.timeout.ms, plugin.fs.allow and plugin.net.allow
+// onto Config (refused dials name plugin.net.allow, as sdk/ABI.md documents them).
 //
 // # Usage
 //

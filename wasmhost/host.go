@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost/internal/rootfs"
+	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 )
 
 // Defaults for the zero values of Config.
@@ -46,6 +49,12 @@ type Config struct {
 	// is confined to its directory after symbolic links are resolved (see internal/rootfs), and only
 	// regular files and directories can be opened. None: the guest has no file system at all.
 	FSAllow []string
+	// NetAllow is what plugins may connect to (sdk/ABI.md §1, "Network"); a session may narrow it
+	// (Env.NetAllow). The zero grant: no network at all.
+	NetAllow netgrant.Grant
+	// Lookup resolves the host names plugins dial and the names in the grants. Nil: the system
+	// resolver.
+	Lookup netgrant.Lookup
 	// Logger receives host diagnostics and, tagged per connector and task, guest log lines and
 	// stdout/stderr. Nil: slog.Default().
 	Logger *slog.Logger
@@ -79,6 +88,7 @@ type Host struct {
 	rt      wazero.Runtime
 	cache   wazero.CompilationCache
 	cpu     cpuBound
+	lookup  netgrant.Lookup
 	modCfg  wazero.ModuleConfig // shared part of every instance's config (FS, clocks, randomness)
 	roots   []*rootfs.FS        // the FSAllow directories, shared by every instance
 	pages   uint32              // memory cap in pages
@@ -115,6 +125,11 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Lookup == nil {
+		cfg.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
 	if cfg.MemoryLimitBytes > 1<<32 {
 		return nil, fmt.Errorf("wasmhost: memory limit %d bytes is over the 4 GiB a 32-bit WebAssembly memory can address", cfg.MemoryLimitBytes)
 	}
@@ -132,6 +147,7 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		cpu:     cpu,
+		lookup:  cfg.Lookup,
 		pages:   uint32(pages),
 		modules: map[string]*module{},
 	}

@@ -36,6 +36,8 @@ type instance struct {
 	failed         error           // set once: a *TrapError, or errSessionClosed; no call is made after
 	hostErr        error           // a host function's complaint about the current call
 	done           <-chan struct{} // the current call's cancellation, for sleeping host functions
+	deadline       time.Time       // the current call's CPU bound, for waiting host functions
+	net            *netState       // its connections (net.go); nil until a session owns it
 }
 
 // instanceKey carries the calling instance to the host functions through the call's context.
@@ -103,13 +105,14 @@ func (in *instance) invoke(ctx context.Context, plugin, op string, fn api.Functi
 	}
 	cctx, stop := in.h.cpu.start(ctx, in.mod)
 	in.done = cctx.Done()
+	in.deadline = time.Now().Add(in.h.cfg.CallTimeout)
 	in.hostErr = nil
 	in.stderr.startCall()
 	t0 := time.Now()
 	err := fn.CallWithStack(in.bind(cctx), stack)
 	elapsed := time.Since(t0)
 	stop()
-	in.done = nil
+	in.done, in.deadline = nil, time.Time{}
 	if err != nil {
 		return in.fail(plugin, op, err, elapsed)
 	}
@@ -139,6 +142,7 @@ func (in *instance) fail(plugin, op string, cause error, elapsed time.Duration) 
 	te.OutOfMemory = !te.Timeout && (te.memBytes+slack >= te.memLimit ||
 		strings.Contains(strings.ToLower(te.Stderr), "out of memory"))
 	in.failed = te
+	in.net.closeAll()
 	in.h.cpu.release(in.mod)
 	in.mod.Close(context.Background())
 	in.log.Error("plugin instance failed and was discarded", "op", op, "plugin", plugin, "error", firstLine(te.Error()))
@@ -159,6 +163,7 @@ func (in *instance) close(ctx context.Context, cause error) {
 	}
 	if in.failed == nil {
 		in.failed = cause
+		in.net.closeAll()
 		in.h.cpu.release(in.mod)
 		in.mod.Close(ctx)
 	}

@@ -220,11 +220,11 @@ func checkShape(m *module) error {
 		mod, name, _ := def.Import()
 		switch {
 		case mod == "wasi_snapshot_preview1":
-		case mod == "wasmconnect" && (name == "log" || name == "offset_get"):
+		case mod == "wasmconnect" && (name == "log" || name == "offset_get" || slices.Contains(wire.NetImports, name)):
 		case mod == fuel.ImportModule && name == fuel.ImportName:
 			// Added by the fuel rewrite, which refuses modules that import it themselves.
 		default:
-			problems = append(problems, fmt.Sprintf("imports %s.%s, which the host does not provide (it offers wasmconnect.log, wasmconnect.offset_get and wasi_snapshot_preview1)", mod, name))
+			problems = append(problems, fmt.Sprintf("imports %s.%s, which the host does not provide (it offers wasmconnect.log, wasmconnect.offset_get, wasmconnect.net_* and wasi_snapshot_preview1)", mod, name))
 		}
 	}
 	if len(problems) > 0 {
