@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -26,29 +25,6 @@ func (unbounded) setup(context.Context, wazero.Runtime) error            { retur
 func (unbounded) release(api.Module)                                     {}
 func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
 	return ctx, func() {}
-}
-
-// deadlineBound is the CPU bound the worker used before fuel, kept as the benchmarks' point of
-// comparison: wazero's WithCloseOnContextDone plus a deadline per call. It is simple and catches
-// every runaway loop, but it is expensive on loop-heavy guests: wazero then exits to Go at every
-// loop header and starts a goroutine per call (measured 8-23x slower on byte-at-a-time transforms,
-// ~1.5 µs per call; see docs/DECISIONS.md).
-type deadlineBound struct {
-	timeout time.Duration
-}
-
-func (d deadlineBound) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig {
-	// Without this, neither a deadline nor Module.Close stops a spinning guest, and the next GC of
-	// the whole worker waits for it forever.
-	return rc.WithCloseOnContextDone(true)
-}
-
-func (deadlineBound) setup(context.Context, wazero.Runtime) error { return nil }
-func (deadlineBound) prepare(wasm []byte) ([]byte, error)         { return wasm, nil }
-func (deadlineBound) release(api.Module)                          {}
-
-func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d.timeout)
 }
 
 // forEachBound runs fn as a sub-benchmark per CPU bound, with a session of a fresh host.
