@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 const benchBatch = 1000
@@ -120,4 +124,54 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBuiltinSourceBound is the built-in FileStreamSource (a Go guest, built from
+// plugins/file) reading 100,000 lines of 100 bytes through the boundary as a task polls it
+// (batch.size 2000), with the fuel bound and with none: what the CPU bound costs on a real plugin.
+// make bench reads its records/s into the table.
+//
+//	go test -run '^$' -bench BuiltinSourceBound -count 3 ./wasmhost/
+func BenchmarkBuiltinSourceBound(b *testing.B) {
+	const lines = 100_000
+	dir, err := pluginbuild.Dir("plugins/file")
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := b.TempDir()
+	in := filepath.Join(files, "in.txt")
+	if err := os.WriteFile(in, []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", lines)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, bound := range []struct {
+		name string
+		cpu  cpuBound
+	}{{"bound=fuel", nil}, {"bound=none", unbounded{}}} {
+		b.Run(bound.name, func(b *testing.B) {
+			ctx := context.Background()
+			h, _ := newTestHostBound(b, Config{PluginPath: []string{dir}, FSAllow: []string{files}, MemoryLimitBytes: 256 << 20}, bound.cpu)
+			src := mustResolve(b, h, "FileStreamSource")
+			if _, err := h.compiledModule(h.modules[src.Module]); err != nil { // not the compile's time
+				b.Fatal(err)
+			}
+			var read int
+			for b.Loop() {
+				s := h.NewSession(Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
+				task, err := s.Open(ctx, src, wire.RoleTask, map[string]string{"file": in, "topic": "t", "batch.size": "2000"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for n := 0; n < lines; {
+					rs, err := task.Poll(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += len(rs)
+					read += len(rs)
+				}
+				s.Close(ctx)
+			}
+			b.ReportMetric(float64(read)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
 }
