@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -92,6 +93,7 @@ type Host struct {
 	errs    []LoadError
 
 	compiling sync.WaitGroup // background compiles, which Close waits for
+	closing   atomic.Bool    // set by Close: queued background compiles are skipped
 	closeOnce sync.Once
 }
 
@@ -239,7 +241,10 @@ func baseModuleConfig(roots []*rootfs.FS) wazero.ModuleConfig {
 func (h *Host) Close(ctx context.Context) error {
 	var err error
 	h.closeOnce.Do(func() {
-		h.compiling.Wait() // a compile into a closed runtime would fail and be reported as a load error
+		// A compile into a closed runtime would fail and be reported as a load error: let the
+		// running ones finish (one module on 2 CPUs) and skip the queued ones.
+		h.closing.Store(true)
+		h.compiling.Wait()
 		if h.rt != nil {
 			err = h.rt.Close(ctx)
 		}

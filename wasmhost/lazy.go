@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -141,16 +142,30 @@ func (h *Host) compileNewModules() {
 		return
 	}
 	slices.SortFunc(todo, func(a, b *module) int { return strings.Compare(a.path, b.path) })
+	start := time.Now()
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+	var wg sync.WaitGroup
 	for _, m := range todo {
+		wg.Add(1)
 		h.compiling.Add(1)
 		go func() {
 			defer h.compiling.Done()
+			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			h.compiledModule(m)
+			if !h.closing.Load() { // a worker stopping soon after its start does not wait for the queue
+				h.compiledModule(m)
+			}
 		}()
 	}
+	h.compiling.Add(1)
+	go func() {
+		defer h.compiling.Done()
+		wg.Wait()
+		if !h.closing.Load() {
+			h.log.Info("plugin modules compiled", "modules", len(todo), "took", time.Since(start).Round(time.Millisecond))
+		}
+	}()
 }
 
 // dropModule removes a module that failed its deferred compile from the catalogue and reports it

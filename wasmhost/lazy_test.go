@@ -59,7 +59,8 @@ func TestRestartCompilesOnlyWhatIsUsed(t *testing.T) {
 	cfg := Config{PluginPath: []string{pluginDir(t, standardLayout)}, CacheDir: t.TempDir()}
 	first, _ := newTestHost(t, cfg)
 	want := pluginNames(first.Plugins())
-	first.Close(context.Background()) // waits for the background compiles, which fill the caches
+	first.compiling.Wait() // the background compiles fill the caches
+	first.Close(context.Background())
 
 	cpu := newWatchedBound(cfg, nil)
 	h, _ := newTestHostBound(t, cfg, cpu)

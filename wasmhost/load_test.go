@@ -151,10 +151,11 @@ func TestCompilationCacheDir(t *testing.T) {
 	cache := t.TempDir()
 	dir := pluginDir(t, standardLayout)
 	h, _ := newTestHost(t, Config{PluginPath: []string{dir}, CacheDir: cache})
+	h.compiling.Wait()
 	h.Close(context.Background())
 
 	// The first host filled the three caches: wazero's compiled code, the fuel-instrumented modules
-	// and the descriptors (the first host's Close waited for its background compiles).
+	// and the descriptors (once its background compiles were done).
 	before := cacheFiles(t, cache)
 	var fuelFiles, descriptors, compiled int
 	for path := range before {
