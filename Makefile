@@ -6,7 +6,7 @@ WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
 
-.PHONY: all build plugins example-transforms run test test-unit test-e2e bench bench-micro vet clean
+.PHONY: all build plugins example-transforms run test test-unit test-fuzz test-e2e bench bench-micro vet clean
 
 all: build
 
@@ -37,13 +37,30 @@ run: build
 	$(BIN) dev --config examples/dev.properties
 
 # Unit tests, then end-to-end tests against broker and worker processes.
-test: build $(TESTWASM) test-unit test-e2e
+test: build $(TESTWASM) test-unit test-fuzz test-e2e
 
 # Every package's own tests, in one process each: real plugins through wazero, an in-process kfake
 # broker where Kafka is needed; no worker processes.
 test-unit:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 5m ./...
+
+# Every fuzz target for a short while (FUZZTIME each): the parsers of outside bytes (guest results,
+# internal topic records, REST bodies, worker and connector files). A crasher is kept under the
+# package's testdata/fuzz/, where it runs with the unit tests from then on. Longer, one target:
+#   go test -run '^$$' -fuzz FuzzConfigRecords -fuzztime 10m ./runtime/store/
+FUZZTIME ?= 2s
+FUZZ := ./sdk/go/wire:FuzzDecodeRecords ./sdk/go/wire:FuzzDecodeBatches \
+	./sdk/go/wire:FuzzDecodeTransformResult ./sdk/go/wire:FuzzDecodeTestResult \
+	./sdk/go/connect:FuzzDecode ./runtime/cluster:FuzzMemberMetadata ./runtime/cluster:FuzzMemberAssignment \
+	./wasmhost/internal/fuel:FuzzInstrument ./runtime/store:FuzzConfigRecords ./runtime/store:FuzzStatusRecords \
+	./runtime/store:FuzzOffsetRecords ./runtime/config:FuzzParseProperties ./hcl:FuzzParseWorkerConfig \
+	./hcl:FuzzParseConnectors ./runtime/rest:FuzzRequestBodies
+test-fuzz:
+	@set -e; for t in $(FUZZ); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} | grep -v '^fuzz: elapsed'; \
+	done
 
 # The end-to-end tests (build tag e2e): broker and worker processes of the wasmconnect binary,
 # driven over the Kafka protocol, the REST API and kcat, as users drive them.

@@ -63,21 +63,9 @@ func BenchmarkBuiltinLoad(b *testing.B) {
 //
 //	go test -run '^$' -bench BuiltinCall ./plugins/
 func BenchmarkBuiltinCall(b *testing.B) {
-	dir := fileModule(b)
 	ctx := context.Background()
 	files := b.TempDir()
-	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{dir}, FSAllow: []string{files},
-		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(ctx)
-	src, err := h.Resolve("FileStreamSource", wire.KindSource)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
-	defer sess.Close(ctx)
+	sess, src := fileSourceSession(b, files)
 	task, err := sess.Open(ctx, src, wire.RoleTask, map[string]string{"file": filepath.Join(files, "in.txt"), "topic": "t"})
 	if err != nil {
 		b.Fatal(err)
@@ -97,7 +85,6 @@ func BenchmarkBuiltinCall(b *testing.B) {
 //	go test -run '^$' -bench BuiltinPoll ./plugins/
 func BenchmarkBuiltinPoll(b *testing.B) {
 	const lines = 100_000
-	dir := fileModule(b)
 	ctx := context.Background()
 	files := b.TempDir()
 	in := filepath.Join(files, "in.txt")
@@ -105,18 +92,7 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 	if err := os.WriteFile(in, []byte(strings.Repeat(line, lines)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{dir}, FSAllow: []string{files},
-		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(ctx)
-	src, err := h.Resolve("FileStreamSource", wire.KindSource)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
-	defer sess.Close(ctx)
+	sess, src := fileSourceSession(b, files)
 	b.SetBytes(int64(lines * len(line)))
 	for b.Loop() {
 		task, err := sess.Open(ctx, src, wire.RoleTask, map[string]string{"file": in, "topic": "t"})
@@ -135,6 +111,25 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lines), "ns/record")
+}
+
+// fileSourceSession loads the file plugin alone with files granted and the default CPU bound, and
+// returns a session and its FileStreamSource, closed when b ends.
+func fileSourceSession(b *testing.B, files string) (*wasmhost.Session, wasmhost.Plugin) {
+	ctx := context.Background()
+	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{fileModule(b)}, FSAllow: []string{files},
+		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close(ctx) })
+	src, err := h.Resolve("FileStreamSource", wire.KindSource)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(func() { sess.Close(ctx) })
+	return sess, src
 }
 
 // fileModule is a plugin directory holding file.wasm alone.

@@ -40,6 +40,9 @@ func TestStandalone(t *testing.T) {
 		"plugin.path":                  pluginDir,
 		"plugin.cache.dir":             cacheDir,
 		"plugin.fs.allow":              dir,
+		// A Kafka worker file's keys that do nothing here: the worker starts, and names them.
+		"access.control.allow.origin": "*",
+		"worker.unsync.backoff.ms":    "300000",
 	})
 	writeProps(t, filepath.Join(dir, "source.properties"), map[string]string{
 		"name": "local-file-source", "connector.class": "FileStreamSource", "tasks.max": "1", "file": in, "topic": "standalone-test",
@@ -52,6 +55,12 @@ func TestStandalone(t *testing.T) {
 		filepath.Join(dir, "worker.properties"), filepath.Join(dir, "source.properties"), filepath.Join(dir, "sink.properties")),
 		url: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	w.waitReady(t)
+	for _, key := range []string{"access.control.allow.origin", "worker.unsync.backoff.ms"} {
+		want := fmt.Sprintf(`level=WARN msg="%s is accepted for compatibility but has no effect: `, key)
+		if log := w.logText(); !strings.Contains(log, want) {
+			t.Errorf("the worker's log lacks a warning naming %s (%s...); log:\n%s", key, want, log)
+		}
+	}
 	waitFor(t, time.Minute, "1000 lines through the standalone worker", func() bool { return countLines(out) >= 1000 })
 	if s := w.waitTaskState(t, "local-file-source", "RUNNING", 10*time.Second); s.Connector.State != "RUNNING" {
 		t.Fatalf("status %+v", s)

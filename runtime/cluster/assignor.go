@@ -58,7 +58,10 @@ type assignResult struct {
 // coopState is what the incremental cooperative assignor keeps between rounds (the fields of
 // Java's IncrementalCooperativeAssignor). The zero value is not ready; use newCoopState.
 type coopState struct {
-	previous           workSet // previousAssignment
+	previous workSet // previousAssignment
+	// previousOwners is what each member was given in the previous round: work a member that is
+	// still here does not report was never delivered to it (it missed that SyncGroup), not lost.
+	previousOwners     map[string]workSet
 	previousRevocation workSet
 	revokedInPrevious  bool
 	candidates         []string // candidateWorkersForReassignment, in insertion order
@@ -76,6 +79,12 @@ func newCoopState() coopState {
 func (s coopState) clone() coopState {
 	c := s
 	c.previous = s.previous.clone()
+	if s.previousOwners != nil {
+		c.previousOwners = make(map[string]workSet, len(s.previousOwners))
+		for id, w := range s.previousOwners {
+			c.previousOwners[id] = w.clone()
+		}
+	}
 	c.previousRevocation = s.previousRevocation.clone()
 	c.candidates = slices.Clone(s.candidates)
 	c.previousMembers = slices.Clone(s.previousMembers)
@@ -258,15 +267,18 @@ func assignEager(members []joinedMember, w Work, base MemberAssignment, owned ma
 // assignCooperative is Java's IncrementalCooperativeAssignor.performTaskAssignment (KIP-415,
 // with KAFKA-9848, KAFKA-10413, KAFKA-12495, KAFKA-15693 and KAFKA-9841), on the state in s.
 //
-// One deliberate difference: deleted is computed from previous ∪ active instead of previous
+// Two deliberate differences: deleted is computed from previous ∪ active instead of previous
 // alone, so a connector deleted while the leadership moved is revoked in the first round of
-// the new leader rather than the second.
+// the new leader rather than the second; and work given last round to a member that is still
+// in the group but does not report it (it missed that SyncGroup) is reassigned at once, even
+// when another member left, instead of waiting for the scheduled delay.
 func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w Work, base MemberAssignment, owned map[string]Allocation) map[string]MemberAssignment {
 	ids := memberIDs(members)
 	if s.previousGeneration != in.LastCompletedGeneration {
 		// The last assignment this leader computed was not the last completed one (a failed
 		// SyncGroup, or a new leader): forget it.
 		s.previous = newWorkSet()
+		s.previousOwners = nil
 	}
 	conf := configured(w)
 
@@ -289,6 +301,7 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 	if !s.previousRevocation.empty() {
 		if !active.intersect(s.previousRevocation).empty() {
 			s.previous = active.clone()
+			s.previousOwners = nil
 		}
 		s.previousRevocation = newWorkSet()
 	}
@@ -297,6 +310,15 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 	prevOrActive.addSet(active)
 	deleted := prevOrActive.minus(conf)
 	lost := s.previous.minus(active).minus(deleted)
+	// Work given last round to a member that is still here but does not report it: that member
+	// missed the SyncGroup (typically of a hand-over, whose LeaveGroup starts the next rebalance at
+	// once), so nobody runs it and nobody will come back for it. Unlike Java, which holds it for
+	// scheduled.rebalance.max.delay.ms when any member left, it is reassigned now.
+	undelivered := newWorkSet()
+	for _, id := range ids {
+		undelivered.addSet(lost.intersect(s.previousOwners[id]))
+	}
+	lost = lost.minus(undelivered)
 	created := conf.minus(s.previous).minus(active)
 
 	toRevoke := make(map[string]workSet, len(ids))
@@ -312,6 +334,7 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 	// they get nothing, and what they held is reassigned at once (handleLost sees no member gone).
 	targets := staying(members)
 	reassign := s.handleLost(lost, next, ids, targets, in.MaxDelay, in.Now)
+	reassign.addSet(undelivered)
 
 	if s.delay == 0 {
 		lb := loadBalancingRevocations(conf, next, targets)
@@ -341,6 +364,7 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 	out := make(map[string]MemberAssignment, len(ids))
 	nextPrevious := newWorkSet()
 	revokedAll := newWorkSet()
+	s.previousOwners = make(map[string]workSet, len(ids))
 	for _, id := range ids {
 		a := base
 		a.Assigned = next[id].minus(current[id]).alloc()
@@ -348,6 +372,7 @@ func (s *coopState) assignCooperative(in assignInput, members []joinedMember, w 
 		a.Delay = s.delay
 		out[id] = a
 		owned[id] = next[id].alloc()
+		s.previousOwners[id] = next[id].minus(toRevoke[id])
 		nextPrevious.addSet(next[id])
 		revokedAll.addSet(toRevoke[id])
 	}

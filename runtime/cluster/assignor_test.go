@@ -38,6 +38,7 @@ type simWorker struct {
 	offset   int64
 	settings map[string]string
 	hasExt   bool
+	leaving  bool // a graceful stop's hand-over round
 }
 
 // sim drives the pure assignor the way a group drives the Member: one round per rebalance, each
@@ -95,7 +96,7 @@ func (s *sim) input() assignInput {
 		md := MemberMetadata{Version: 2, URL: "http://" + id + ":8083", ConfigOffset: w.offset,
 			Allocation: &MemberAssignment{Version: 2, Assigned: w.owned.alloc()}}
 		if w.hasExt {
-			md.Ext = &MetadataExtension{Version: "test", Settings: w.settings}
+			md.Ext = &MetadataExtension{Version: "test", Settings: w.settings, Leaving: w.leaving}
 		}
 		members = append(members, joinedMember{ID: id, Meta: md})
 	}
@@ -412,6 +413,38 @@ func TestCooperativeImmediateReassignment(t *testing.T) {
 		if !reflect.DeepEqual(got.alloc(), missed.alloc()) {
 			t.Fatalf("reassigned %v, want %v", got.alloc(), missed.alloc())
 		}
+	})
+	// A worker stops gracefully and hands its work over, and a member misses the SyncGroup of that
+	// hand-over round (the leaver's LeaveGroup started the next rebalance at once): what that member
+	// was given but never received is not lost with the leaver, it is reassigned at once.
+	t.Run("missed SyncGroup of a hand-over", func(t *testing.T) {
+		s := newSim(t, time.Minute, sixByThree())
+		for _, id := range []string{"a", "b", "c"} {
+			s.add(id)
+		}
+		s.settle()
+		c := s.workers["c"]
+		c.owned, c.leaving = newWorkSet(), true // it stopped its work before the hand-over round
+		a := s.workers["a"]
+		before := a.owned.clone()
+		handOver := s.round()
+		undelivered := setOf(handOver.Assignments["a"].Assigned)
+		if undelivered.empty() {
+			t.Fatalf("a got none of c's work in the hand-over: %+v", handOver.Assignments["a"])
+		}
+		a.owned = before // a never received it
+		s.remove("c")
+		res := s.round()
+		if res.Assignments["a"].Delay != 0 || res.Assignments["b"].Delay != 0 {
+			t.Fatalf("work a never received waits for the scheduled delay: %+v", res.Assignments)
+		}
+		got := setOf(res.Assignments["a"].Assigned)
+		got.addSet(setOf(res.Assignments["b"].Assigned))
+		if !reflect.DeepEqual(got.alloc(), undelivered.alloc()) {
+			t.Fatalf("reassigned %v, want %v", got.alloc(), undelivered.alloc())
+		}
+		s.settle()
+		s.checkBalanced()
 	})
 	t.Run("new leader has no previous assignment", func(t *testing.T) {
 		s := newSim(t, time.Minute, sixByThree())

@@ -37,9 +37,11 @@
 // in case it comes back (it keeps its work if it returns still running it; a worker that
 // returns empty gets the lost work when the delay ends); load is balanced only when no delay
 // runs, connectors and tasks separately, within one of each other, and consecutive revoking
-// rounds back off exponentially. One deliberate difference from Java: deleted work is computed
+// rounds back off exponentially. Two deliberate differences from Java: deleted work is computed
 // from the previous assignment and from what members run (Java: the previous assignment only,
-// which leaves a connector deleted across a leader change running one round longer). The
+// which leaves a connector deleted across a leader change running one round longer), and work a
+// member that is still in the group never received (it missed the SyncGroup of a hand-over whose
+// LeaveGroup started the next rebalance) is reassigned at once, not held as lost. The
 // leader reads the config topic to the end before it assigns, so its snapshot may be ahead of
 // every member's offset; the assignment then carries the snapshot's offset, as Java's does
 // after its refresh.
@@ -55,7 +57,7 @@
 // Two Connect clusters that share a group.id but not their internal topics or converters merge
 // silently or loop on CONFIG_MISMATCH (Kafka's workers compare no settings when they join). To
 // say why instead, wasmconnect appends an extension to the standard fields: member metadata carries the worker's version and its
-// cluster-relevant settings (SettingKeys: internal topic names and sizes, converters), and an
+// cluster-relevant settings (config.SharedKeys: internal topic names and sizes, converters), and an
 // assignment may carry a human-readable error. A wasmconnect leader refuses a member whose
 // settings differ from its own for a key both report, with a message naming each setting, the
 // worker's value and the group's, e.g.

@@ -46,9 +46,9 @@ type Config struct {
 	// stays unassigned in case it returns. Unlike the durations above, zero means zero: lost
 	// work is reassigned at once, as in Kafka.
 	MaxDelay time.Duration
-	// Settings are the settings that must agree across the cluster (see SettingKeys and
-	// Settings). A wasmconnect leader refuses workers whose values differ from its own for a
-	// key both report.
+	// Settings are the settings that must agree across the cluster (config.Cluster.Shared, the
+	// config.SharedKeys a worker sets). A wasmconnect leader refuses workers whose values differ
+	// from its own for a key both report.
 	Settings map[string]string
 	// Version is the wasmconnect version, shown by GET /workers.
 	Version string

@@ -118,7 +118,7 @@ type MetadataExtension struct {
 	// Version is the worker's wasmconnect version.
 	Version string `json:"version"`
 	// Settings holds the worker settings that must be equal on every worker of a cluster
-	// (internal topic names, converters...; see SettingKeys).
+	// (internal topic names, converters...; see config.SharedKeys).
 	Settings map[string]string `json:"settings,omitempty"`
 	// Leaving says the worker is stopping gracefully and has stopped its work: the leader gives it
 	// nothing and hands what it held to the others at once, without the scheduled rebalance delay

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,8 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.OffsetFlushInterval != time.Minute || w.ScheduledRebalanceMax != DefaultScheduledRebalanceMaxDelay {
-		t.Errorf("durations: %v %v", w.OffsetFlushInterval, w.ScheduledRebalanceMax)
+	if w.OffsetFlushInterval != time.Minute || w.Cluster.ScheduledRebalanceMax != DefaultScheduledRebalanceMaxDelay {
+		t.Errorf("durations: %v %v", w.OffsetFlushInterval, w.Cluster.ScheduledRebalanceMax)
 	}
 	if len(w.PluginPath) != 2 || w.PluginPath[1] != "/opt/b" {
 		t.Errorf("plugin.path: %q", w.PluginPath)
@@ -71,17 +72,20 @@ func TestStandaloneNeedsNoGroup(t *testing.T) {
 	}
 }
 
-// TestUnknownKeys checks the top-level keys only. Client keys (producer.*, consumer.*, admin.*,
-// sasl.*, ssl.*) are left to kafkaclient, whose tests check that each reaches the client's
-// options or is a warning naming it (kafkaclient.TestClientSettingsReachTheClient,
-// TestProducerSettings, TestWorkerWarnings).
+// Client keys (producer.*, consumer.*, admin.*, sasl.*, ssl.*) are the clients': kafkaclient's
+// tests check that each reaches the client's options or is a warning naming it
+// (kafkaclient.TestClientSettingsReachTheClient, TestProducerSettings, TestWorkerWarnings).
 func TestUnknownKeys(t *testing.T) {
 	props := sample()
 	props["security.protocol"] = "SASL_SSL"
 	props["sasl.mechanism"] = "SCRAM-SHA-512"
 	props["bogus.key"] = "1"
-	if got := UnknownKeys(props); len(got) != 1 || got[0] != "bogus.key" {
-		t.Fatalf("unknown keys %v", got)
+	w, err := Parse("w.properties", props, Distributed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Warning{{"bogus.key", UnknownMsg}}; !reflect.DeepEqual(w.Warnings, want) {
+		t.Fatalf("warnings %v, want %v", w.Warnings, want)
 	}
 }
 

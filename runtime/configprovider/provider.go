@@ -96,32 +96,27 @@ var classes = map[string]string{
 	"directory":               "directory",
 }
 
-// FromProperties builds the providers a worker config declares (config.providers and
-// config.providers.<name>.class / .param.*). Without config.providers there are none.
-func FromProperties(props map[string]string) (*Providers, error) {
+// New builds the providers a worker declares (config.providers and
+// config.providers.<name>.class / .param.*), once at start: the worker resolves every task's
+// config with them. Without any there are none.
+func New(specs []config.Provider) (*Providers, error) {
 	ps := &Providers{byName: map[string]Provider{}}
-	for _, name := range config.SplitList(props["config.providers"]) {
-		prefix := "config.providers." + name + "."
-		class := strings.TrimSpace(props[prefix+"class"])
-		if class == "" {
-			return nil, fmt.Errorf("config.providers lists %q but %sclass is not set", name, prefix)
-		}
-		params := config.WithPrefix(props, prefix+"param.")
-		kind, ok := classes[class]
+	for _, spec := range specs {
+		kind, ok := classes[spec.Class]
 		if !ok {
-			return nil, fmt.Errorf("%sclass=%s: unknown config provider; expected one of EnvVarConfigProvider, FileConfigProvider, DirectoryConfigProvider", prefix, class)
+			return nil, fmt.Errorf("%sclass=%s: unknown config provider; expected one of EnvVarConfigProvider, FileConfigProvider, DirectoryConfigProvider", spec.Key, spec.Class)
 		}
 		var err error
 		switch kind {
 		case "env":
-			ps.byName[name], err = newEnvProvider(params)
+			ps.byName[spec.Name], err = newEnvProvider(spec.Params)
 		case "file":
-			ps.byName[name], err = newFileProvider(params)
+			ps.byName[spec.Name], err = newFileProvider(spec.Params)
 		case "directory":
-			ps.byName[name], err = newDirProvider(params)
+			ps.byName[spec.Name], err = newDirProvider(spec.Params)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%sparam: %w", prefix, err)
+			return nil, fmt.Errorf("%sparam: %w", spec.Key, err)
 		}
 	}
 	return ps, nil

@@ -1,11 +1,14 @@
 package configprovider
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 )
 
 func TestRefs(t *testing.T) {
@@ -23,6 +26,20 @@ func TestRefs(t *testing.T) {
 	}
 }
 
+// fromWorkerFile builds the providers a worker file with these settings declares, as a worker does.
+func fromWorkerFile(props map[string]string) (*Providers, error) {
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]string{}
+	}
+	props["key.converter"], props["value.converter"] = "StringConverter", "StringConverter"
+	w, err := config.Parse("w.properties", props, config.Standalone)
+	if err != nil {
+		return nil, err
+	}
+	return New(w.Providers)
+}
+
 func TestResolve(t *testing.T) {
 	dir := t.TempDir()
 	props := filepath.Join(dir, "db.properties")
@@ -32,7 +49,7 @@ func TestResolve(t *testing.T) {
 	os.WriteFile(filepath.Join(secrets, "token"), []byte("tok-123"), 0o600)
 	t.Setenv("WC_TEST_SECRET", "from-env")
 
-	ps, err := FromProperties(map[string]string{
+	ps, err := fromWorkerFile(map[string]string{
 		"config.providers":                             "env, file,dir",
 		"config.providers.env.class":                   "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
 		"config.providers.file.class":                  "FileConfigProvider",
@@ -90,7 +107,7 @@ func TestSymlinkOutOfAllowedPaths(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(other, "x.properties"), []byte("k=v\n"), 0o600)
 	os.Symlink(filepath.Join(other, "x.properties"), filepath.Join(dir, "link.properties"))
-	ps, err := FromProperties(map[string]string{
+	ps, err := fromWorkerFile(map[string]string{
 		"config.providers": "file", "config.providers.file.class": "file", "config.providers.file.param.allowed.paths": dir,
 	})
 	if err != nil {
@@ -101,17 +118,17 @@ func TestSymlinkOutOfAllowedPaths(t *testing.T) {
 	}
 }
 
-func TestFromPropertiesErrors(t *testing.T) {
+func TestWorkerFileErrors(t *testing.T) {
 	for _, props := range []map[string]string{
 		{"config.providers": "x"},
 		{"config.providers": "x", "config.providers.x.class": "com.example.Vault"},
 		{"config.providers": "x", "config.providers.x.class": "file", "config.providers.x.param.allowed.paths": "rel"},
 	} {
-		if _, err := FromProperties(props); err == nil {
+		if _, err := fromWorkerFile(props); err == nil {
 			t.Errorf("%v: no error", props)
 		}
 	}
-	ps, err := FromProperties(nil)
+	ps, err := fromWorkerFile(nil)
 	if err != nil || len(ps.Names()) != 0 {
 		t.Fatal(ps, err)
 	}

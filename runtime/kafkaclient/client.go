@@ -136,6 +136,15 @@ func (b *builder) int(k, v string, lo, hi int) (int, bool) {
 	return n, true
 }
 
+// millisOpt is the setting of a key in milliseconds that maps onto one franz-go option.
+func millisOpt[O kgo.Opt](opt func(time.Duration) O) func(b *builder, k, v string) {
+	return func(b *builder, k, v string) {
+		if d, ok := b.millis(k, v); ok {
+			b.opt(opt(d))
+		}
+	}
+}
+
 func (b *builder) millis(k, v string) (time.Duration, bool) {
 	n, ok := b.int(k, v, 0, 1<<31-1)
 	return time.Duration(n) * time.Millisecond, ok
@@ -198,27 +207,15 @@ var commonKeys = map[string]handler{
 		}
 		b.opt(kgo.SeedBrokers(seeds...))
 	},
-	"client.id": func(b *builder, k, v string) { b.opt(kgo.ClientID(v)) },
-	"metadata.max.age.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.MetadataMaxAge(d))
-		}
-	},
+	"client.id":           func(b *builder, k, v string) { b.opt(kgo.ClientID(v)) },
+	"metadata.max.age.ms": millisOpt(kgo.MetadataMaxAge),
 	"retry.backoff.ms": func(b *builder, k, v string) {
 		if d, ok := b.millis(k, v); ok {
 			b.opt(kgo.RetryBackoffFn(func(int) time.Duration { return d }))
 		}
 	},
-	"connections.max.idle.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.ConnIdleTimeout(d))
-		}
-	},
-	"socket.connection.setup.timeout.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.DialTimeout(d))
-		}
-	},
+	"connections.max.idle.ms":            millisOpt(kgo.ConnIdleTimeout),
+	"socket.connection.setup.timeout.ms": millisOpt(kgo.DialTimeout),
 	// franz-go's "roughly equivalent to request.timeout.ms"; a producer also sends it to the
 	// broker as the produce timeout, as Java's does.
 	"request.timeout.ms": func(b *builder, k, v string) {
@@ -258,11 +255,7 @@ var consumerKeys = map[string]handler{
 			b.opt(kgo.FetchMaxPartitionBytes(int32(n)))
 		}
 	},
-	"fetch.max.wait.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.FetchMaxWait(d))
-		}
-	},
+	"fetch.max.wait.ms": millisOpt(kgo.FetchMaxWait),
 	"max.poll.records": func(b *builder, k, v string) {
 		if n, ok := b.int(k, v, 1, 1<<31-1); ok {
 			b.c.MaxPollRecords = n
@@ -290,24 +283,12 @@ var consumerKeys = map[string]handler{
 			b.fail(k, "want earliest, latest or none")
 		}
 	},
-	"session.timeout.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.SessionTimeout(d))
-		}
-	},
-	"heartbeat.interval.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.HeartbeatInterval(d))
-		}
-	},
+	"session.timeout.ms":    millisOpt(kgo.SessionTimeout),
+	"heartbeat.interval.ms": millisOpt(kgo.HeartbeatInterval),
 	// franz-go: "RebalanceTimeout ... corresponds to Kafka's max.poll.interval.ms".
-	"max.poll.interval.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.RebalanceTimeout(d))
-		}
-	},
-	"group.instance.id": func(b *builder, k, v string) { b.opt(kgo.InstanceID(v)) },
-	"client.rack":       func(b *builder, k, v string) { b.opt(kgo.Rack(v)) },
+	"max.poll.interval.ms": millisOpt(kgo.RebalanceTimeout),
+	"group.instance.id":    func(b *builder, k, v string) { b.opt(kgo.InstanceID(v)) },
+	"client.rack":          func(b *builder, k, v string) { b.opt(kgo.Rack(v)) },
 	"check.crcs": func(b *builder, k, v string) {
 		if on, ok := b.bool(k, v); ok && !on {
 			b.opt(kgo.DisableFetchCRCValidation())
@@ -360,11 +341,7 @@ var producerKeys = map[string]handler{
 			b.zstdLevel = &n
 		}
 	},
-	"linger.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.ProducerLinger(d))
-		}
-	},
+	"linger.ms": millisOpt(kgo.ProducerLinger),
 	"batch.size": func(b *builder, k, v string) {
 		if n, ok := b.int(k, v, 0, 1<<30); ok {
 			b.batchSize = n
@@ -380,11 +357,7 @@ var producerKeys = map[string]handler{
 			b.opt(kgo.MaxBufferedBytes(n))
 		}
 	},
-	"delivery.timeout.ms": func(b *builder, k, v string) {
-		if d, ok := b.millis(k, v); ok {
-			b.opt(kgo.RecordDeliveryTimeout(d))
-		}
-	},
+	"delivery.timeout.ms": millisOpt(kgo.RecordDeliveryTimeout),
 }
 
 // defaultBatchMaxBytes is franz-go's default cap on a record batch (Kafka's max.message.bytes).

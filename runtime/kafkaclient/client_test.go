@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/runtime/broker"
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient/testpki"
 )
 
@@ -56,7 +57,7 @@ func probe(t *testing.T, props map[string]string) error {
 // probeAs is probe with a client of the role.
 func probeAs(t *testing.T, role Role, props map[string]string) error {
 	t.Helper()
-	c, err := Build(ForWorker(props, role), role)
+	c, err := Build(ForWorker(config.ParseKafka(props), role), role)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func TestSecuritySettingErrors(t *testing.T) {
 		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
 			"sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;`}, "set sasl.oauthbearer.token.endpoint.url=file:///path/to/token"},
 	} {
-		_, err := Build(ForWorker(tc.props, Internal), Internal)
+		_, err := Build(ForWorker(config.ParseKafka(tc.props), Internal), Internal)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error with %q", tc.props, err, tc.want)
 		}
@@ -196,13 +197,13 @@ func TestSecuritySettingErrors(t *testing.T) {
 func TestOAuthBearerTokenFile(t *testing.T) {
 	tok := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tok, []byte("eyJhbGciOiJub25lIn0.e30.\n"), 0o600)
-	b := &builder{s: ForWorker(map[string]string{
+	b := &builder{s: ForWorker(config.ParseKafka(map[string]string{
 		"security.protocol":                   "SASL_SSL",
 		"sasl.mechanism":                      "OAUTHBEARER",
 		"sasl.jaas.config":                    `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required extension_cluster="lkc-1";`,
 		"sasl.oauthbearer.token.endpoint.url": "file://" + tok,
 		"sasl.login.callback.handler.class":   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
-	}, Internal), used: map[string]bool{}, c: &Client{}}
+	}), Internal), used: map[string]bool{}, c: &Client{}}
 	b.c.Auth.Protocol = "SASL_SSL"
 	m := b.sasl()
 	if m == nil || len(b.errs) > 0 {
@@ -244,7 +245,7 @@ func TestProducerSettings(t *testing.T) {
 		{props: map[string]string{"producer.ssl.truststore.location": "/nowhere"},
 			warnings: []string{"producer.ssl.truststore.location=/nowhere: ignored: security.protocol=PLAINTEXT does not use it"}},
 	} {
-		c, err := Build(ForWorker(tc.props, Producer), Producer)
+		c, err := Build(ForWorker(config.ParseKafka(tc.props), Producer), Producer)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%v: error %v, want %q", tc.props, err, tc.err)
@@ -274,7 +275,7 @@ func TestClientSettingsReachTheClient(t *testing.T) {
 	}
 	connector := map[string]string{"producer.override.linger.ms": "40", "consumer.override.fetch.max.wait.ms": "321"}
 
-	p, err := Build(ForWorker(worker, Producer).WithOverrides(connector, Producer), Producer)
+	p, err := Build(ForWorker(config.ParseKafka(worker), Producer).WithOverrides(connector, Producer), Producer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestClientSettingsReachTheClient(t *testing.T) {
 		t.Errorf("compression %v, want gzip", got)
 	}
 
-	c, err := Build(ForWorker(worker, Consumer).WithOverrides(connector, Consumer), Consumer)
+	c, err := Build(ForWorker(config.ParseKafka(worker), Consumer).WithOverrides(connector, Consumer), Consumer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestPolicy(t *testing.T) {
 // TestWorkerWarnings checks what a worker learns at start about its client keys: each key with
 // no franz-go equivalent is a warning naming it as written, a bad value stops the worker.
 func TestWorkerWarnings(t *testing.T) {
-	c, err := NewClients(map[string]string{
+	c, err := NewClients(config.ParseKafka(map[string]string{
 		"bootstrap.servers":                       "127.0.0.1:9092",
 		"producer.linger.ms":                      "5",
 		"producer.max.block.ms":                   "60000",
@@ -358,7 +359,7 @@ func TestWorkerWarnings(t *testing.T) {
 		"ssl.keymanager.algorithm":                "SunX509",
 		"group.id":                                "connect-cluster", // the worker's own key, not a client's
 		"connector.client.config.override.policy": "Principal",
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestWorkerWarnings(t *testing.T) {
 	if c.Policy != PolicyPrincipal {
 		t.Errorf("policy %q", c.Policy)
 	}
-	_, err = NewClients(map[string]string{"producer.acks": "2", "consumer.isolation.level": "dirty", PolicyKey: "Any", "security.protocol": "SSH"})
+	_, err = NewClients(config.ParseKafka(map[string]string{"producer.acks": "2", "consumer.isolation.level": "dirty", PolicyKey: "Any", "security.protocol": "SSH"}))
 	if n := strings.Count(err.Error(), "SSH"); n != 1 {
 		t.Errorf("a bad top-level key inherited by every client is reported %d times, want once: %v", n, err)
 	}
@@ -385,17 +386,29 @@ func TestWorkerWarnings(t *testing.T) {
 	}
 }
 
+// clients returns a worker's clients with the policy, failing the test on a bad setting.
+func clients(t *testing.T, props map[string]string, policy Policy) *Clients {
+	t.Helper()
+	k := config.ParseKafka(props)
+	k.OverridePolicy = string(policy)
+	c, err := NewClients(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestOverrideErrors(t *testing.T) {
 	cfg := map[string]string{"producer.override.compression.type": "zstd", "producer.override.acks": "2"}
-	got := OverrideErrors(nil, cfg, Producer, PolicyNone)
+	got := clients(t, nil, PolicyNone).OverrideErrors(cfg, Producer)
 	if len(got) != 2 || !strings.Contains(got["producer.override.compression.type"][0], "'None' policy") {
 		t.Errorf("None: %v", got)
 	}
-	got = OverrideErrors(nil, cfg, Producer, PolicyAll)
+	got = clients(t, nil, PolicyAll).OverrideErrors(cfg, Producer)
 	if len(got) != 1 || !strings.Contains(got["producer.override.acks"][0], `invalid value "2" for producer.override.acks`) {
 		t.Errorf("All: %v", got)
 	}
-	if got := OverrideErrors(map[string]string{"producer.acks": "2"}, nil, Producer, PolicyAll); len(got) != 0 {
+	if got := clients(t, map[string]string{"producer.acks": "1"}, PolicyAll).OverrideErrors(nil, Producer); len(got) != 0 {
 		t.Errorf("a connector without overrides: %v", got)
 	}
 }
@@ -413,16 +426,16 @@ func TestLayers(t *testing.T) {
 		s    Settings
 		want Settings
 	}{
-		{ForWorker(worker, Internal), Settings{
+		{ForWorker(config.ParseKafka(worker), Internal), Settings{
 			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
 			"sasl.mechanism": {"PLAIN", "sasl.mechanism"}}},
-		{ForWorker(worker, Consumer), Settings{
+		{ForWorker(config.ParseKafka(worker), Consumer), Settings{
 			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
 			"sasl.mechanism": {"SCRAM-SHA-256", "consumer.sasl.mechanism"}}},
-		{ForWorker(worker, Consumer).WithOverrides(connector, Consumer), Settings{
+		{ForWorker(config.ParseKafka(worker), Consumer).WithOverrides(connector, Consumer), Settings{
 			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
 			"sasl.mechanism": {"SCRAM-SHA-512", "consumer.override.sasl.mechanism"}}},
-		{ForWorker(worker, Producer).WithOverrides(connector, Producer), Settings{
+		{ForWorker(config.ParseKafka(worker), Producer).WithOverrides(connector, Producer), Settings{
 			"bootstrap.servers": {"b:9092", "bootstrap.servers"}, "security.protocol": {"SASL_SSL", "security.protocol"},
 			"sasl.mechanism": {"PLAIN", "sasl.mechanism"}, "acks": {"0", "producer.override.acks"}}},
 	} {

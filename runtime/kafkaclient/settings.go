@@ -2,8 +2,9 @@ package kafkaclient
 
 import (
 	"maps"
-	"slices"
 	"strings"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 )
 
 // Role names a kind of client, and the prefix of its keys in worker and connector configs.
@@ -41,15 +42,22 @@ func IsConnectionKey(k string) bool {
 // ForWorker returns the settings of a worker client of the role: the top-level connection keys
 // (bootstrap.servers, security.protocol, sasl.*, ssl.*), then, for a producer, consumer or admin
 // client, the worker's <role>.* keys.
-func ForWorker(props map[string]string, role Role) Settings {
+func ForWorker(k config.Kafka, role Role) Settings {
 	s := Settings{}
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if IsConnectionKey(k) {
-			s[k] = Setting{Value: props[k], Key: k}
-		}
+	for key, v := range k.Connection {
+		s[key] = Setting{Value: v, Key: key}
 	}
-	if role != Internal {
-		s.add(props, string(role)+".")
+	var own map[string]string
+	switch role {
+	case Producer:
+		own = k.Producer
+	case Consumer:
+		own = k.Consumer
+	case Admin:
+		own = k.Admin
+	}
+	for key, v := range own {
+		s[key] = Setting{Value: v, Key: string(role) + "." + key}
 	}
 	return s
 }

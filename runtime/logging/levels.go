@@ -151,6 +151,10 @@ func (l *Levels) Level(name string) (level connect.LoggerLevel, ok bool) {
 		return l.level(connect.RootLogger), true
 	}
 	if _, set := l.explicit[name]; !set && !l.exists(name) {
+		if ours := ourLoggers(name); len(ours) > 0 {
+			// A Kafka Connect logger that was never set here answers with what it stands for.
+			return connect.LoggerLevel{Level: l.effectiveName(ours[0])}, true
+		}
 		return connect.LoggerLevel{}, false
 	}
 	return l.level(name), true
@@ -170,7 +174,8 @@ func (l *Levels) All() map[string]connect.LoggerLevel {
 
 // Set gives namespace, and every existing logger whose name starts with it, the level level (one
 // of connect.LogLevels), as Kafka's Loggers.setLevel: "root" (any case) sets the root and every
-// logger. A logger already at that level (its own or inherited) keeps its state and its last
+// logger. A Kafka Connect name (org.apache.kafka.connect...) also sets the loggers of the packages
+// that do its work here. A logger already at that level (its own or inherited) keeps its state and its last
 // modification time. It returns the names of the loggers concerned, sorted.
 func (l *Levels) Set(namespace, level string, now time.Time) []string {
 	level, ok := connect.ParseLogLevel(level)
@@ -181,21 +186,28 @@ func (l *Levels) Set(namespace, level string, now time.Time) []string {
 	defer l.mu.Unlock()
 	ms := now.UnixMilli()
 	isRoot := strings.EqualFold(namespace, connect.RootLogger)
+	// A Kafka Connect name also sets the loggers it stands for here (see kafkaLoggers).
+	prefixes := append([]string{namespace}, ourLoggers(namespace)...)
+	under := func(n string) bool {
+		return isRoot || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(n, p) })
+	}
 	var names []string
 	l.known.Range(func(k, _ any) bool {
-		if n := k.(string); isRoot || strings.HasPrefix(n, namespace) {
+		if n := k.(string); under(n) {
 			names = append(names, n)
 		}
 		return true
 	})
 	for n := range l.explicit {
-		if (isRoot || strings.HasPrefix(n, namespace)) && !slices.Contains(names, n) {
+		if under(n) && !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
-	if !isRoot && !slices.Contains(names, namespace) {
-		names = append(names, namespace) // Kafka creates the namespace's logger
-		l.see(namespace)
+	for _, p := range prefixes {
+		if !isRoot && !slices.Contains(names, p) {
+			names = append(names, p) // Kafka creates the namespace's logger
+			l.see(p)
+		}
 	}
 	// Every logger is compared with its level before the change, so the result does not depend on
 	// the order loggers are visited in.

@@ -153,3 +153,39 @@ func TestWrapOff(t *testing.T) {
 		t.Errorf("root of a handler that takes nothing: %s", lv.Level)
 	}
 }
+
+// Kafka Connect's logger names, as runbooks and tools send them to /admin/loggers, set the loggers
+// of the packages that do that work here.
+func TestKafkaLoggerNames(t *testing.T) {
+	l := NewLevels("INFO")
+	l.Register("wasmconnect.runtime.task", "wasmconnect.runtime.cluster", "wasmconnect.runtime.herder", "wasmconnect.runtime.rest")
+	now := time.UnixMilli(1_700_000_000_000)
+
+	names := l.Set("org.apache.kafka.connect.runtime.WorkerSourceTask", "DEBUG", now)
+	if !l.Enabled("wasmconnect.runtime.task", slog.LevelDebug) {
+		t.Fatalf("WorkerSourceTask=DEBUG left the task loops at INFO (set %v)", names)
+	}
+	if l.Enabled("wasmconnect.runtime.herder", slog.LevelDebug) {
+		t.Fatal("WorkerSourceTask=DEBUG also set the herder")
+	}
+	if !slices.Contains(names, "org.apache.kafka.connect.runtime.WorkerSourceTask") || !slices.Contains(names, "wasmconnect.runtime.task") {
+		t.Fatalf("Set answered %v, want the Kafka name and the task loops", names)
+	}
+	if lv, ok := l.Level("org.apache.kafka.connect.runtime.WorkerSourceTask"); !ok || lv.Level != "DEBUG" {
+		t.Fatalf("GET of the Kafka name: %+v %v", lv, ok)
+	}
+
+	// A package name sets everything it stands for; a class under a mapped package maps like it.
+	l.Set("org.apache.kafka.connect.runtime.distributed", "TRACE", now)
+	for _, n := range []string{"wasmconnect.runtime.herder", "wasmconnect.runtime.cluster"} {
+		if !l.Enabled(n, connect.SlogLevel("TRACE")) {
+			t.Errorf("runtime.distributed=TRACE left %s above TRACE", n)
+		}
+	}
+	if lv, ok := l.Level("org.apache.kafka.connect.runtime.rest.resources.ConnectorsResource"); !ok || lv.Level != "INFO" {
+		t.Fatalf("a class of a mapped package, never set: %+v %v, want the REST loggers' INFO", lv, ok)
+	}
+	if _, ok := l.Level("org.example.Unknown"); ok {
+		t.Fatal("a logger that is neither ours nor Kafka's exists")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/herder"
 	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 	"github.com/wasmconnect/wasmconnect/runtime/logging"
@@ -33,15 +35,22 @@ var _ rest.Herder = (*herder.Herder)(nil)
 // Node is a running worker process.
 type Node struct {
 	cfg      *config.Worker
+	mode     config.Mode
 	log      *slog.Logger
 	workerID string
 	url      string
+	ln       net.Listener // the REST listener, until the server serves it
+
+	clients   *kafkaclient.Clients
+	seeds     kgo.Opt
+	clusterID string
 
 	host     *wasmhost.Host
 	configs  *store.ConfigStore
 	offsets  store.OffsetBackingStore
 	statuses *store.StatusStore
 	metrics  *metrics.Registry
+	worker   *worker.Worker
 	admin    *kgo.Client
 	group    *kgo.Client // group membership; nil without a group
 	herder   *herder.Herder
@@ -63,147 +72,202 @@ type Node struct {
 // A start-up error names the setting at fault and its cause, and releases what was opened.
 func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode config.Mode) (_ *Node, err error) {
 	log = logging.Wrap(log) // per-logger levels for GET/PUT /admin/loggers
-	for _, k := range config.UnknownKeys(cfg.Props) {
-		log.Warn("The configuration was supplied but isn't a known config", "key", k, "file", cfg.Source)
+	for _, w := range cfg.Warnings {
+		log.Warn(w.Msg, "key", w.Key, "file", cfg.Source)
 	}
 	// n is not the named result: every error return sets that to nil before the deferred close.
-	n := &Node{cfg: cfg, log: log, done: make(chan struct{})}
+	n := &Node{cfg: cfg, mode: mode, log: log, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.close()
 		}
 	}()
-
-	// Bind the REST listener first: the worker id is the advertised host:port.
-	ln, err := net.Listen("tcp", cfg.RESTAddr())
-	if err != nil {
-		return nil, fmt.Errorf("listeners=%s: %w", cfg.Listeners[0], err)
+	// Each step builds one component from the settings and the components before it.
+	for _, build := range []func(context.Context) error{
+		n.listen, n.connectKafka, n.openStores, n.loadPlugins, n.newWorker, n.newHerder, n.newReconciler, n.serveREST,
+	} {
+		if err := build(ctx); err != nil {
+			return nil, err
+		}
 	}
-	adv := cfg.AdvertisedURL(ln.Addr().(*net.TCPAddr).Port)
-	n.workerID, n.url = adv.Host, adv.String()
-	log = log.With("worker_id", n.workerID)
-	n.log = log
+	n.run()
+	n.log.Info("worker started", "url", n.url, "group_id", cfg.GroupID, "kafka_cluster_id", n.clusterID)
+	return n, nil
+}
 
-	// security.protocol, sasl.*, ssl.* and the producer.*, consumer.*, admin.* client settings.
-	clients, err := kafkaclient.NewClients(cfg.Props)
+// listen binds the REST listener first: the worker id is the advertised host:port.
+func (n *Node) listen(context.Context) error {
+	ln, err := net.Listen("tcp", n.cfg.RESTAddr())
 	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+		return fmt.Errorf("listeners=%s: %w", n.cfg.REST.Listeners[0], err)
+	}
+	n.ln = ln
+	adv := n.cfg.AdvertisedURL(ln.Addr().(*net.TCPAddr).Port)
+	n.workerID, n.url = adv.Host, adv.String()
+	n.log = n.log.With("worker_id", n.workerID)
+	return nil
+}
+
+// connectKafka checks the client settings of every role (security.protocol, sasl.*, ssl.* and
+// the producer.*, consumer.*, admin.* keys) and asks the brokers for the cluster id.
+func (n *Node) connectKafka(ctx context.Context) error {
+	clients, err := kafkaclient.NewClients(n.cfg.Kafka)
+	if err != nil {
+		return fmt.Errorf("%s: %w", n.cfg.Source, err)
 	}
 	for _, w := range clients.Warnings {
-		log.Warn("Kafka client setting not applied", "setting", w, "file", cfg.Source)
+		n.log.Warn("Kafka client setting not applied", "setting", w, "file", n.cfg.Source)
 	}
-	seeds := kgo.SeedBrokers(cfg.BootstrapServers...)
-	internal := append([]kgo.Opt{seeds}, clients.Internal.Opts...)
-	internal = internal[:len(internal):len(internal)] // each client appends its own
+	n.clients = clients
+	n.seeds = kgo.SeedBrokers(n.cfg.BootstrapServers...)
+	n.clusterID, err = clusterID(ctx, n.cfg, n.log, n.internalOpts(), clients.Internal.Auth)
+	return err
+}
 
-	clusterID, err := clusterID(ctx, cfg, log, internal, clients.Internal.Auth)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
+// internalOpts are the options of the worker's own clients, with extra ones after them.
+func (n *Node) internalOpts(extra ...kgo.Opt) []kgo.Opt {
+	opts := append([]kgo.Opt{n.seeds}, n.clients.Internal.Opts...)
+	return append(opts, extra...)
+}
 
-	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, ClientOpts: clients.Internal.Opts, Logger: log}
-	if mode == config.Standalone {
-		file := strings.TrimSpace(cfg.Props["offset.storage.file.filename"])
-		if file == "" {
-			ln.Close()
-			return nil, fmt.Errorf("%s: missing required setting offset.storage.file.filename (standalone workers keep source offsets in that file)", cfg.Source)
+// openStores opens the config, offset and status stores and reads them to their end: the
+// internal topics, or memory and offset.storage.file.filename for a standalone worker.
+func (n *Node) openStores(ctx context.Context) error {
+	cfg := n.cfg
+	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, ClientOpts: n.clients.Internal.Opts, Logger: n.log}
+	if n.mode == config.Standalone {
+		if cfg.OffsetFile == "" {
+			return fmt.Errorf("%s: missing required setting offset.storage.file.filename (standalone workers keep source offsets in that file)", cfg.Source)
 		}
 		n.configs = store.NewMemoryConfigStore(opts)
 		n.statuses = store.NewMemoryStatusStore(opts)
-		n.offsets = store.NewFileOffsetStore(file)
+		n.offsets = store.NewFileOffsetStore(cfg.OffsetFile)
 	} else {
-		topics, err := store.InternalTopicsFromProperties(cfg.Props)
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("%s: %w", cfg.Source, err)
-		}
+		topics := store.InternalTopicsFrom(cfg.Topics)
 		n.configs = store.NewConfigStore(opts, topics.Config)
 		n.offsets = store.NewOffsetStore(opts, topics.Offsets)
 		n.statuses = store.NewStatusStore(opts, topics.Status)
 	}
 	for _, s := range []interface{ Start(context.Context) error }{n.configs, n.offsets, n.statuses} {
 		if err := s.Start(ctx); err != nil {
-			ln.Close()
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
+// loadPlugins loads and compiles the plugin modules of plugin.path.
+func (n *Node) loadPlugins(ctx context.Context) error {
+	cfg := n.cfg
 	start := time.Now()
+	var err error
 	n.host, err = wasmhost.New(ctx, wasmhost.Config{
 		PluginPath:       cfg.PluginPath,
 		CacheDir:         cfg.PluginCacheDir,
 		MemoryLimitBytes: cfg.PluginMemoryMax,
 		CallTimeout:      cfg.PluginCallTimeout,
 		FSAllow:          cfg.PluginFSAllow,
-		Logger:           log,
+		Logger:           n.log,
 	})
 	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("loading plugins: %w", err)
+		return fmt.Errorf("loading plugins: %w", err)
 	}
 	for _, e := range n.host.LoadErrors() {
-		log.Error("plugin module not loaded", "module", e.Path, "err", e.Err)
+		n.log.Error("plugin module not loaded", "module", e.Path, "err", e.Err)
 	}
-	log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
+	n.log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
 
+// newWorker creates the worker that runs the plugins, with the config providers its tasks'
+// configs are resolved by.
+func (n *Node) newWorker(context.Context) error {
+	cfg := n.cfg
+	providers, err := configprovider.New(cfg.Providers)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Source, err)
+	}
 	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID))
-	w := worker.New(worker.Config{
+	wc := worker.Config{
 		Worker:     cfg,
 		Host:       n.host,
 		Offsets:    n.offsets,
-		ClientOpts: []kgo.Opt{seeds}, // the tasks' clients add the producer.*, consumer.* settings
+		ClientOpts: []kgo.Opt{n.seeds}, // the tasks' clients add the producer.*, consumer.* settings
+		Clients:    n.clients,
+		Providers:  providers,
 		Metrics:    n.metrics,
-		Logger:     log,
-		Statuses:   n.statuses, // KIP-558 active topics
-	})
-	n.admin, err = kgo.NewClient(append([]kgo.Opt{seeds, kgo.ClientID(cfg.GroupID + "-shared-admin")}, clients.Admin.Opts...)...)
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+		Logger:     n.log,
 	}
-	setup, err := rest.FromProperties(cfg.Props)
+	if cfg.TopicTracking {
+		wc.Statuses = n.statuses // KIP-558 active topics
+	}
+	n.worker = worker.New(wc)
+	return nil
+}
+
+// newHerder creates the herder and, for a distributed worker, its group membership.
+func (n *Node) newHerder(context.Context) error {
+	cfg := n.cfg
+	var err error
+	n.admin, err = kgo.NewClient(append([]kgo.Opt{n.seeds, kgo.ClientID(cfg.GroupID + "-shared-admin")}, n.clients.Admin.Opts...)...)
 	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+		return fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
 	}
 	hcfg := herder.Config{
-		WorkerID: n.workerID, ClusterID: clusterID, Worker: w,
-		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: log,
-		SyncTimeout: cfg.SyncTimeout,
+		WorkerID: n.workerID, ClusterID: n.clusterID, Worker: n.worker,
+		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: n.log,
+		SyncTimeout: cfg.Cluster.SyncTimeout,
 	}
-	if mode == config.Distributed {
-		n.group, err = kgo.NewClient(append(internal, kgo.ClientID("connect-"+n.workerID))...)
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+	if n.mode == config.Distributed {
+		clientID := cfg.ClientID
+		if clientID == "" {
+			clientID = "connect-" + n.workerID
 		}
+		n.group, err = kgo.NewClient(n.internalOpts(kgo.ClientID(clientID))...)
+		if err != nil {
+			return fmt.Errorf("bootstrap.servers=%v: %w", cfg.BootstrapServers, err)
+		}
+		c := cfg.Cluster
 		hcfg.Group = &cluster.Config{
 			Client:            n.group,
 			GroupID:           cfg.GroupID,
 			URL:               n.url,
-			Protocol:          cfg.Props["connect.protocol"],
-			SessionTimeout:    cfg.SessionTimeout,
-			HeartbeatInterval: cfg.HeartbeatInterval,
-			RebalanceTimeout:  cfg.RebalanceTimeout,
-			MaxDelay:          cfg.ScheduledRebalanceMax,
-			Settings:          clusterSettings(cfg.Props, n.host),
+			Protocol:          c.Protocol,
+			SessionTimeout:    c.SessionTimeout,
+			HeartbeatInterval: c.HeartbeatInterval,
+			RebalanceTimeout:  c.RebalanceTimeout,
+			MaxDelay:          c.ScheduledRebalanceMax,
+			Settings:          n.sharedSettings(),
 			Version:           herder.Version,
-			Logger:            log,
+			Logger:            n.log,
 		}
 	}
 	n.herder = herder.New(hcfg)
-	// Forwarded requests are signed with the cluster's session key.
-	fwd := &rest.Forwarder{Client: setup.Client, Key: n.herder.SessionKey}
-	served, err := n.reconciler(cfg, log)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	n.server = rest.New(served, append(setup.Options, rest.WithLogger(log), rest.WithInternalKey(n.herder.SessionKey), rest.WithForwarder(fwd))...)
-	go n.server.Serve(ln)
+	return nil
+}
 
+// serveREST starts the REST server on the listener: the herder's API, with GET /reconciler when
+// there is a reconciler. Forwarded requests are signed with the cluster's session key.
+func (n *Node) serveREST(context.Context) error {
+	setup, err := rest.NewSetup(n.cfg.REST)
+	if err != nil {
+		return fmt.Errorf("%s: %w", n.cfg.Source, err)
+	}
+	var served rest.Herder = n.herder
+	if n.rec != nil {
+		served = reconcilingHerder{n.herder, n.rec}
+	}
+	fwd := &rest.Forwarder{Client: setup.Client, Key: n.herder.SessionKey}
+	n.server = rest.New(served, append(setup.Options,
+		rest.WithTopicTracking(n.cfg.TopicTracking, n.cfg.TopicTrackingReset),
+		rest.WithLogger(n.log), rest.WithInternalKey(n.herder.SessionKey), rest.WithForwarder(fwd))...)
+	go n.server.Serve(n.ln)
+	n.ln = nil // the server's now
+	return nil
+}
+
+// run runs the herder and the reconciler until Stop.
+func (n *Node) run() {
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	go func() {
@@ -211,8 +275,6 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 		n.herder.Run(runCtx)
 	}()
 	n.startReconciler(runCtx)
-	log.Info("worker started", "url", n.url, "group_id", cfg.GroupID, "kafka_cluster_id", clusterID)
-	return n, nil
 }
 
 // Stop stops the worker gracefully: tasks stop and commit their offsets, then the REST server and
@@ -242,6 +304,9 @@ func (n *Node) Stop(ctx context.Context) error {
 }
 
 func (n *Node) close() {
+	if n.ln != nil {
+		n.ln.Close()
+	}
 	if n.configs != nil {
 		n.configs.Close()
 	}
@@ -340,14 +405,14 @@ func retriable(err error) bool {
 // Herder returns the worker's herder, through which a standalone worker's connectors are created.
 func (n *Node) Herder() *herder.Herder { return n.herder }
 
-// clusterSettings are the settings every worker of the group must share, with converter aliases
+// sharedSettings are the settings every worker of the group must share, with converter aliases
 // resolved to their class names, so that a worker saying JsonConverter is not refused by one saying
 // org.apache.kafka.connect.json.JsonConverter.
-func clusterSettings(props map[string]string, host *wasmhost.Host) map[string]string {
-	s := cluster.Settings(props)
+func (n *Node) sharedSettings() map[string]string {
+	s := maps.Clone(n.cfg.Cluster.Shared)
 	for _, k := range []string{"key.converter", "value.converter", "header.converter"} {
 		if v, ok := s[k]; ok {
-			if p, err := host.Resolve(v, wire.KindConverter); err == nil {
+			if p, err := n.host.Resolve(v, wire.KindConverter); err == nil {
 				s[k] = p.Class
 			}
 		}

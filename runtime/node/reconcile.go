@@ -2,35 +2,23 @@ package node
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 
 	"github.com/wasmconnect/wasmconnect/hcl"
-	"github.com/wasmconnect/wasmconnect/runtime/config"
-	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/herder"
 	"github.com/wasmconnect/wasmconnect/runtime/reconcile"
-	"github.com/wasmconnect/wasmconnect/runtime/rest"
 )
 
-// reconciler checks the worker's config.providers and, when connectors.dir is set, creates the
-// reconciler of the connectors declared there. It returns what the REST server serves: the herder,
-// with GET /reconciler when there is a reconciler.
-func (n *Node) reconciler(cfg *config.Worker, log *slog.Logger) (rest.Herder, error) {
-	if _, err := configprovider.FromProperties(cfg.Props); err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
-	}
-	if cfg.ConnectorsDir == "" {
-		return n.herder, nil
-	}
-	opts, err := reconcile.FromProperties(cfg.Props)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+// newReconciler creates, when connectors.dir is set, the reconciler of the connectors declared
+// there.
+func (n *Node) newReconciler(context.Context) error {
+	rc := n.cfg.Reconcile
+	if rc.Dir == "" {
+		return nil
 	}
 	h := n.herder
 	n.rec = reconcile.New(reconcile.Config{
-		Dir:     cfg.ConnectorsDir,
-		Options: opts,
+		Dir:     rc.Dir,
+		Options: reconcile.Options{Owner: rc.Owner, Prune: rc.Prune, Drift: reconcile.DriftMode(rc.Drift)},
 		Client:  reconcile.HerderClient(h),
 		// In a cluster the leader reconciles; the other workers serve.
 		IsLeader: func() bool {
@@ -38,12 +26,12 @@ func (n *Node) reconciler(cfg *config.Worker, log *slog.Logger) (rest.Herder, er
 			return st == nil || st.Leader
 		},
 		HCL:      hcl.Options{},
-		Logger:   log,
+		Logger:   n.log,
 		WorkerID: n.workerID,
 		Metrics:  true,
 	})
 	n.configs.OnChange(n.rec.Poke) // a REST change to an owned connector is seen at once
-	return reconcilingHerder{h, n.rec}, nil
+	return nil
 }
 
 // startReconciler runs the reconciler, if any, until ctx ends.

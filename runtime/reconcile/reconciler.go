@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -168,27 +167,6 @@ func DefaultOwner(dir string) string {
 		dir = abs
 	}
 	return filepath.Base(dir)
-}
-
-// FromProperties reads the reconciler's worker settings: connectors.owner (default: the
-// directory's name), connectors.prune (false) and connectors.drift (revert|report).
-func FromProperties(props map[string]string) (Options, error) {
-	o := Options{Owner: strings.TrimSpace(props["connectors.owner"]), Drift: DriftRevert}
-	if v := strings.TrimSpace(props["connectors.prune"]); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return o, fmt.Errorf("invalid value %q for connectors.prune: expected true or false", v)
-		}
-		o.Prune = b
-	}
-	switch v := DriftMode(strings.ToLower(strings.TrimSpace(props["connectors.drift"]))); v {
-	case "":
-	case DriftRevert, DriftReport:
-		o.Drift = v
-	default:
-		return o, fmt.Errorf("invalid value %q for connectors.drift: expected revert or report", v)
-	}
-	return o, nil
 }
 
 // Poke asks for a comparison now.

@@ -370,14 +370,7 @@ func TestReconcilerOnlyOnTheLeaderAndNeverWithoutValidFiles(t *testing.T) {
 	}
 }
 
-func TestFromProperties(t *testing.T) {
-	o, err := FromProperties(map[string]string{"connectors.prune": "true", "connectors.drift": "REPORT", "connectors.owner": "team"})
-	if err != nil || !o.Prune || o.Drift != DriftReport || o.Owner != "team" {
-		t.Fatal(o, err)
-	}
-	if _, err := FromProperties(map[string]string{"connectors.drift": "ignore"}); err == nil {
-		t.Fatal("no error")
-	}
+func TestDefaultOwner(t *testing.T) {
 	if DefaultOwner("/x/examples/connectors/") != "connectors" {
 		t.Fatal(DefaultOwner("/x/examples/connectors/"))
 	}

@@ -80,10 +80,10 @@
 //
 // # Security
 //
-// All optional, and off by default as in Kafka (Option, or FromProperties from worker properties):
+// All optional, and off by default as in Kafka (Option, or NewSetup from the worker's config.REST):
 //
 //   - TLS: WithTLS(certFile, keyFile) with PEM files, reloaded when they change; or WithTLSConfig.
-//     FromProperties reads, for an https first listener, listeners.https.ssl.certificate.location and
+//     NewSetup loads, for an https first listener, listeners.https.ssl.certificate.location and
 //     listeners.https.ssl.key.location (or Kafka's listeners.https.ssl.keystore.type=PEM with
 //     .keystore.location), listeners.https.ssl.ca.location (or .truststore.type=PEM with
 //     .truststore.location) and listeners.https.ssl.client.authentication=none|requested|required.

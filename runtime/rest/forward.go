@@ -53,7 +53,7 @@ var (
 // with others (ConnectorStatus, ConnectorInfo under ?expand).
 type Forwarder struct {
 	// Client sends the requests; nil uses a client with a 90 s timeout. For https workers it must
-	// trust their certificates (FromProperties builds one).
+	// trust their certificates (NewSetup builds one).
 	Client *http.Client
 	// Key, if set, returns the shared key to sign forwarded requests with (see WithInternalKey).
 	Key func() []byte

@@ -23,7 +23,7 @@ func WithTLS(certFile, keyFile string) Option {
 }
 
 // WithTLSConfig serves HTTPS with cfg, which must provide a certificate (Certificates or
-// GetCertificate). FromProperties builds one from the listeners.https.ssl.* settings, with client
+// GetCertificate). NewSetup builds one from the listeners.https.ssl.* settings, with client
 // certificate checks when asked.
 func WithTLSConfig(cfg *tls.Config) Option {
 	return func(s *Server) {

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 )
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 (usable by servers and clients) and its
@@ -160,7 +162,7 @@ func TestTLSBadFiles(t *testing.T) {
 	}
 }
 
-func TestFromPropertiesTLS(t *testing.T) {
+func TestSetupTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, cert := selfSigned(t, dir, "worker")
 	bundle := filepath.Join(dir, "bundle.pem")
@@ -168,12 +170,12 @@ func TestFromPropertiesTLS(t *testing.T) {
 	kb, _ := os.ReadFile(keyFile)
 	writeFile(t, bundle, string(kb)+string(cb))
 
-	for name, props := range map[string]map[string]string{
-		"cert and key": {"listeners": "https://127.0.0.1:0", PropCertificateLocation: certFile, PropKeyLocation: keyFile},
-		"PEM keystore": {"listeners": "https://:8443", PropKeystoreType: "PEM", PropKeystoreLocation: bundle, PropTruststoreType: "pem", PropTruststoreLocation: certFile},
+	for name, tc := range map[string]*config.RESTTLS{
+		"cert and key": {CertFile: certFile, KeyFile: keyFile, ClientAuth: "none"},
+		"PEM keystore": {CertFile: bundle, KeyFile: bundle, CAFile: certFile, CAKey: config.KeyTruststoreLocation, ClientAuth: "none"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			st, err := FromProperties(props)
+			st, err := NewSetup(config.REST{TLS: tc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,10 +192,7 @@ func TestFromPropertiesTLS(t *testing.T) {
 
 	// Client certificates required: a client without one is refused; the Setup's client (which
 	// forwarders use) presents the worker's certificate and trusts the CA.
-	st, err := FromProperties(map[string]string{
-		"listeners": "https://127.0.0.1:0", PropCertificateLocation: certFile, PropKeyLocation: keyFile,
-		PropCALocation: certFile, PropClientAuthentication: "required",
-	})
+	st, err := NewSetup(config.REST{TLS: &config.RESTTLS{CertFile: certFile, KeyFile: keyFile, CAFile: certFile, CAKey: config.KeyCALocation, ClientAuth: "required"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,44 +220,38 @@ func httptestRequest(method, target string) *http.Request {
 	return r
 }
 
-func TestFromPropertiesErrors(t *testing.T) {
+// The files the settings name are loaded by NewSetup; a bad one names the setting. (The errors
+// that need no file are config.Parse's: config.TestParseRESTErrors.)
+func TestSetupErrors(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, _ := selfSigned(t, dir, "w")
 	bf, tf := credFiles(t)
 	for _, tc := range []struct {
-		name  string
-		props map[string]string
-		want  string
+		name string
+		rest config.REST
+		want string
 	}{
-		{"https without certificate", map[string]string{"listeners": "https://:8443"}, "an https listener needs " + PropCertificateLocation},
-		{"java keystore", map[string]string{"listeners": "https://:8443", PropKeystoreLocation: "/x.jks"}, "Java keystores are not supported"},
-		{"java truststore", map[string]string{"listeners": "https://:8443", PropCertificateLocation: certFile, PropKeyLocation: keyFile, PropTruststoreLocation: "/t.jks"}, "Java truststores are not supported"},
-		{"key password", map[string]string{"listeners": "https://:8443", PropCertificateLocation: certFile, PropKeyLocation: keyFile, PropKeyPassword: "x"}, "encrypted private keys are not supported"},
-		{"missing key file", map[string]string{"listeners": "https://:8443", PropCertificateLocation: certFile, PropKeyLocation: filepath.Join(dir, "nope")}, "TLS key"},
-		{"client auth without CA", map[string]string{"listeners": "https://:8443", PropCertificateLocation: certFile, PropKeyLocation: keyFile, PropClientAuthentication: "required"}, "needs " + PropCALocation},
-		{"client auth value", map[string]string{"listeners": "https://:8443", PropCertificateLocation: certFile, PropKeyLocation: keyFile, PropClientAuthentication: "maybe"}, "must be none, requested or required"},
-		{"bad CA", map[string]string{"listeners": "https://:8443", PropCertificateLocation: certFile, PropKeyLocation: keyFile, PropCALocation: keyFile}, "holds no PEM certificate"},
-		{"bad boolean", map[string]string{PropTopicTracking: "yes"}, `invalid value "yes" for topic.tracking.enable`},
-		{"anonymous without users", map[string]string{PropAnonymousRead: "true"}, "needs " + PropBasicAuthFile},
-		{"missing users file", map[string]string{PropBasicAuthFile: filepath.Join(dir, "nope")}, PropBasicAuthFile},
-		{"bad tokens file", map[string]string{PropTokensFile: bf}, PropTokensFile},
+		{"missing key file", config.REST{TLS: &config.RESTTLS{CertFile: certFile, KeyFile: filepath.Join(dir, "nope")}}, "TLS key"},
+		{"bad CA", config.REST{TLS: &config.RESTTLS{CertFile: certFile, KeyFile: keyFile, CAFile: keyFile, CAKey: config.KeyCALocation}}, config.KeyCALocation + ": " + keyFile + " holds no PEM certificate"},
+		{"missing users file", config.REST{BasicAuthFile: filepath.Join(dir, "nope")}, config.KeyBasicAuthFile},
+		{"bad tokens file", config.REST{TokensFile: bf}, config.KeyTokensFile},
 	} {
-		if _, err := FromProperties(tc.props); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewSetup(tc.rest); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	// An http listener ignores the TLS settings, as Kafka does.
-	st, err := FromProperties(map[string]string{"listeners": "http://:8083", PropCertificateLocation: "/nope"})
+	// Without TLS settings the listener is http.
+	st, err := NewSetup(config.REST{})
 	if err != nil || st.HTTPS {
 		t.Errorf("http listener: %+v %v", st, err)
 	}
 
-	// Authentication and topic tracking from properties.
-	st, err = FromProperties(map[string]string{PropBasicAuthFile: bf, PropTokensFile: tf, PropAnonymousRead: "TRUE", PropTopicTrackingReset: "false"})
+	// Authentication, and topic tracking beside it.
+	st, err = NewSetup(config.REST{BasicAuthFile: bf, TokensFile: tf, AnonymousRead: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newHarness(t, st.Options...)
+	hs := newHarness(t, append(st.Options, WithTopicTracking(true, false))...)
 	hs.expect("GET", "/connectors", "", 200, `["snk","src"]`)
 	if r := hs.send("DELETE", "/connectors/src", "", nil); r.code != 401 {
 		t.Errorf("unauthenticated delete: %d", r.code)

@@ -13,7 +13,7 @@ const offsetsTopic = "connect-offsets"
 
 func startOffsetStore(t *testing.T, e *testEnv) *OffsetStore {
 	t.Helper()
-	s := NewOffsetStore(e.options(), TopicSpec{Name: offsetsTopic, Partitions: DefaultOffsetPartitions, ReplicationFactor: -1})
+	s := NewOffsetStore(e.options(), TopicSpec{Name: offsetsTopic, Partitions: 25, ReplicationFactor: -1})
 	must(t, s.Start(e.ctx))
 	t.Cleanup(s.Close)
 	return s
@@ -111,7 +111,7 @@ func TestOffsetsRoundTrip(t *testing.T) {
 // we would not produce ourselves, are found and updated in place.
 func TestOffsetsJavaKeys(t *testing.T) {
 	e := newEnv(t)
-	e.createTopic(offsetsTopic, DefaultOffsetPartitions, map[string]string{"cleanup.policy": "compact"})
+	e.createTopic(offsetsTopic, 25, map[string]string{"cleanup.policy": "compact"})
 	javaKey := `["jdbc",{"table":"t1","protocol":"1"}]`
 	e.produce(offsetsTopic, javaKey, `{"incrementing":7}`, "not json", `{"x":1}`)
 	s := startOffsetStore(t, e)

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 )
 
 const statusTopic = "connect-status"
 
 func startStatusStore(t *testing.T, e *testEnv) *StatusStore {
 	t.Helper()
-	s := NewStatusStore(e.options(), TopicSpec{Name: statusTopic, Partitions: DefaultStatusPartitions, ReplicationFactor: -1})
+	s := NewStatusStore(e.options(), TopicSpec{Name: statusTopic, Partitions: 5, ReplicationFactor: -1})
 	must(t, s.Start(e.ctx))
 	t.Cleanup(s.Close)
 	return s
@@ -152,18 +154,13 @@ func TestStatusDeleteAndRestart(t *testing.T) {
 	}
 }
 
-func TestStoresFromProperties(t *testing.T) {
+func TestStoresFromSettings(t *testing.T) {
 	e := newEnv(t)
-	topics, err := InternalTopicsFromProperties(map[string]string{
-		"config.storage.topic":              "cfg",
-		"offset.storage.topic":              "off",
-		"status.storage.topic":              "st",
-		"config.storage.replication.factor": "-1",
-		"offset.storage.replication.factor": "-1",
-		"status.storage.replication.factor": "-1",
-		"offset.storage.partitions":         "3",
+	topics := InternalTopicsFrom(config.InternalTopics{
+		Config:  config.Topic{Name: "cfg", Key: "config.storage.topic", Partitions: 1, ReplicationFactor: -1},
+		Offsets: config.Topic{Name: "off", Key: "offset.storage.topic", Partitions: 3, ReplicationFactor: -1},
+		Status:  config.Topic{Name: "st", Key: "status.storage.topic", Partitions: 5, ReplicationFactor: -1},
 	})
-	must(t, err)
 	s := NewStores(e.options(), topics)
 	must(t, s.Start(e.ctx))
 	defer s.Close()

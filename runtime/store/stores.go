@@ -13,7 +13,7 @@ type Stores struct {
 }
 
 // NewStores returns the stores for a worker's internal topics, typically
-// from InternalTopicsFromProperties. Clients are named
+// from InternalTopicsFrom. Clients are named
 // "<ClientIDPrefix>-configs", "-offsets" and "-statuses", as Kafka Connect
 // names them after the group.id.
 func NewStores(o Options, topics InternalTopics) *Stores {

@@ -7,11 +7,12 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/wasmconnect/wasmconnect/runtime/config"
 )
 
 // TopicSpec describes one internal topic: how to create it if it is missing
@@ -43,13 +44,6 @@ type TopicSpec struct {
 	Property string
 }
 
-// Worker property defaults, from Kafka's DistributedConfig.
-const (
-	DefaultOffsetPartitions  = 25
-	DefaultStatusPartitions  = 5
-	DefaultReplicationFactor = 3
-)
-
 // InternalTopics holds the specs of a worker's three internal topics.
 type InternalTopics struct {
 	Config  TopicSpec
@@ -57,79 +51,16 @@ type InternalTopics struct {
 	Status  TopicSpec
 }
 
-// InternalTopicsFromProperties reads the internal topic settings from a
-// distributed worker's properties, applying Kafka Connect's defaults and
-// rules:
-//
-//   - config.storage.topic, offset.storage.topic and status.storage.topic
-//     are required;
-//   - <prefix>.replication.factor defaults to 3, and -1 means the broker
-//     default;
-//   - offset.storage.partitions defaults to 25 and status.storage.partitions
-//     to 5; the config topic always has 1 partition;
-//   - every other <prefix>.* property becomes a topic config, except
-//     cleanup.policy, which is always compact.
-func InternalTopicsFromProperties(props map[string]string) (InternalTopics, error) {
-	var errs []error
-	spec := func(prefix string, defParts int32) TopicSpec {
-		s := TopicSpec{
-			Name:              props[prefix+"topic"],
-			Partitions:        defParts,
-			ReplicationFactor: DefaultReplicationFactor,
-			Configs:           map[string]string{},
-			SinglePartition:   prefix == "config.storage.",
-			Property:          prefix + "topic",
-		}
-		if strings.TrimSpace(s.Name) == "" {
-			errs = append(errs, fmt.Errorf("worker property %stopic is required: it names the internal topic Kafka Connect stores %s in", prefix, topicPurpose(prefix)))
-		}
-		for k, v := range props {
-			name, ok := strings.CutPrefix(k, prefix)
-			if !ok {
-				continue
-			}
-			switch name {
-			case "topic", "cleanup.policy":
-			case "partitions":
-				if s.SinglePartition {
-					continue // Java ignores it, with a warning.
-				}
-				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
-				if err != nil || n < 1 {
-					errs = append(errs, fmt.Errorf("worker property %s=%q: want a positive integer", k, v))
-					continue
-				}
-				s.Partitions = int32(n)
-			case "replication.factor":
-				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)
-				if err != nil || n == 0 || n < -1 {
-					errs = append(errs, fmt.Errorf("worker property %s=%q: want a positive integer, or -1 for the broker default", k, v))
-					continue
-				}
-				s.ReplicationFactor = int16(n)
-			default:
-				s.Configs[name] = v
-			}
-		}
-		return s
+// InternalTopicsFrom returns the specs of a distributed worker's internal topics, as its
+// settings give them (Kafka Connect's defaults and rules are applied there).
+func InternalTopicsFrom(t config.InternalTopics) InternalTopics {
+	spec := func(c config.Topic) TopicSpec {
+		return TopicSpec{Name: c.Name, Partitions: c.Partitions, ReplicationFactor: c.ReplicationFactor,
+			Configs: c.Configs, Property: c.Key}
 	}
-	t := InternalTopics{
-		Config:  spec("config.storage.", 1),
-		Offsets: spec("offset.storage.", DefaultOffsetPartitions),
-		Status:  spec("status.storage.", DefaultStatusPartitions),
-	}
-	return t, errors.Join(errs...)
-}
-
-func topicPurpose(prefix string) string {
-	switch prefix {
-	case "config.storage.":
-		return "connector configs"
-	case "offset.storage.":
-		return "source connector offsets"
-	default:
-		return "connector and task statuses"
-	}
+	out := InternalTopics{Config: spec(t.Config), Offsets: spec(t.Offsets), Status: spec(t.Status)}
+	out.Config.SinglePartition = true
+	return out
 }
 
 // describe names the topic, and the property that chose it, for errors.

@@ -74,41 +74,6 @@ func TestEnsureTopicsReplicationFactorHint(t *testing.T) {
 	}
 }
 
-func TestInternalTopicsFromProperties(t *testing.T) {
-	got, err := InternalTopicsFromProperties(map[string]string{
-		"config.storage.topic":              "connect-configs",
-		"config.storage.partitions":         "7", // ignored, as in Java
-		"config.storage.replication.factor": "-1",
-		"config.storage.cleanup.policy":     "delete", // ignored, as in Java
-		"offset.storage.topic":              "connect-offsets",
-		"offset.storage.partitions":         "10",
-		"offset.storage.segment.bytes":      "1000000",
-		"status.storage.topic":              "connect-status",
-		"group.id":                          "g",
-	})
-	must(t, err)
-	if c := got.Config; c.Name != "connect-configs" || c.Partitions != 1 || c.ReplicationFactor != -1 || !c.SinglePartition || len(c.Configs) != 0 {
-		t.Errorf("config spec %+v", c)
-	}
-	if o := got.Offsets; o.Partitions != 10 || o.ReplicationFactor != 3 || o.Configs["segment.bytes"] != "1000000" || o.Property != "offset.storage.topic" {
-		t.Errorf("offsets spec %+v", o)
-	}
-	if s := got.Status; s.Name != "connect-status" || s.Partitions != 5 || s.ReplicationFactor != 3 {
-		t.Errorf("status spec %+v", s)
-	}
-
-	_, err = InternalTopicsFromProperties(map[string]string{"offset.storage.partitions": "x", "status.storage.replication.factor": "0"})
-	for _, want := range []string{
-		"worker property config.storage.topic is required",
-		`worker property offset.storage.partitions="x": want a positive integer`,
-		`worker property status.storage.replication.factor="0"`,
-	} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("error %v\ndoes not contain %q", err, want)
-		}
-	}
-}
-
 // TestCreateTopicRace checks that losing a creation race to another worker
 // is not an error.
 func TestCreateTopicRace(t *testing.T) {

@@ -11,13 +11,5 @@ func (w *Worker) resolve(cfg map[string]string) (map[string]string, error) {
 	if !configprovider.HasPlaceholders(cfg) {
 		return cfg, nil
 	}
-	var props map[string]string
-	if w.cfg != nil {
-		props = w.cfg.Props
-	}
-	ps, err := configprovider.FromProperties(props)
-	if err != nil {
-		return nil, err
-	}
-	return ps.Resolve(cfg)
+	return w.providers.Resolve(cfg)
 }

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,12 +18,6 @@ type TopicStatuses interface {
 	Topic(connector, topic string) (store.TopicStatus, bool)
 	// PutTopic writes a record and returns once it has been read back.
 	PutTopic(ctx context.Context, ts store.TopicStatus) error
-}
-
-// TrackingEnabled reads topic.tracking.enable from worker properties: true unless it is "false"
-// (the REST server refuses to start with any other value).
-func TrackingEnabled(props map[string]string) bool {
-	return !strings.EqualFold(strings.TrimSpace(props["topic.tracking.enable"]), "false")
 }
 
 // topicWriter writes active topic records off the tasks' data paths. Tasks enqueue a record

@@ -27,7 +27,9 @@ type trackingEnv struct {
 	dir      string
 }
 
-func newTrackingEnv(t *testing.T, props map[string]string) *trackingEnv {
+// newTrackingEnv is a worker whose tasks record their topics in a status store, or, with tracking
+// false (topic.tracking.enable=false), a worker given no store to record them in, as node starts it.
+func newTrackingEnv(t *testing.T, tracking bool) *trackingEnv {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "lines", "other"))
 	if err != nil {
@@ -48,15 +50,18 @@ func newTrackingEnv(t *testing.T, props map[string]string) *trackingEnv {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	offsets := store.NewFileOffsetStore(filepath.Join(dir, "offsets.json"))
-	w := testWorker(t, Config{
+	wc := Config{
 		Worker: &config.Worker{
-			KeyConverter: "StringConverter", ValueConverter: "StringConverter", Props: props,
+			KeyConverter: "StringConverter", ValueConverter: "StringConverter",
 			OffsetFlushInterval: 100 * time.Millisecond, OffsetFlushTimeout: 5 * time.Second, TaskShutdownTimeout: 10 * time.Second,
 		},
 		Offsets:    offsets,
 		ClientOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
-		Statuses:   statuses,
-	})
+	}
+	if tracking {
+		wc.Statuses = statuses
+	}
+	w := testWorker(t, wc)
 	return &trackingEnv{statuses: statuses, worker: w, dir: dir}
 }
 
@@ -108,7 +113,7 @@ func topicNames(s *store.StatusStore, connector string) []string {
 // A source task records the topic it writes to, a sink task each topic it consumes: once, with
 // the connector and task, in the status topic.
 func TestTopicTrackingFromRealTasks(t *testing.T) {
-	e := newTrackingEnv(t, nil)
+	e := newTrackingEnv(t, true)
 	in, out := filepath.Join(e.dir, "in.txt"), filepath.Join(e.dir, "out.txt")
 	var lines strings.Builder
 	for i := range 50 {
@@ -155,7 +160,7 @@ func TestTopicTrackingFromRealTasks(t *testing.T) {
 
 // With topic.tracking.enable=false tasks record nothing.
 func TestTopicTrackingDisabled(t *testing.T) {
-	e := newTrackingEnv(t, map[string]string{"topic.tracking.enable": "FALSE"})
+	e := newTrackingEnv(t, false)
 	if e.worker.topics != nil {
 		t.Fatal("tracking is on")
 	}

@@ -394,14 +394,6 @@ func (w *Worker) sinkGroupRule(v *validation, cfg map[string]string) {
 // keys, checked against the worker's connector.client.config.override.policy, and for their
 // values.
 func (w *Worker) clientOverrideRule(v *validation, cfg map[string]string, typ connect.ConnectorType) {
-	var props map[string]string
-	if w.cfg != nil {
-		props = w.cfg.Props
-	}
-	policy, err := kafkaclient.ParsePolicy(props[kafkaclient.PolicyKey])
-	if err != nil {
-		return // the worker refused to start
-	}
 	roles := []kafkaclient.Role{kafkaclient.Producer, kafkaclient.Admin}
 	if typ == connect.TypeSink {
 		roles = []kafkaclient.Role{kafkaclient.Consumer}
@@ -410,7 +402,7 @@ func (w *Worker) clientOverrideRule(v *validation, cfg map[string]string, typ co
 		}
 	}
 	for _, role := range roles {
-		errs := kafkaclient.OverrideErrors(props, cfg, role, policy)
+		errs := w.clients.OverrideErrors(cfg, role)
 		for _, k := range slices.Sorted(maps.Keys(errs)) {
 			for _, msg := range errs[k] {
 				v.addError(k, msg)

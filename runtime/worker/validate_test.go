@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 )
 
 // byName indexes a validation result by key.
@@ -393,13 +395,13 @@ func TestFrameworkConfig(t *testing.T) {
 // secret never appears in the validation result.
 func TestValidateResolvesConfigProviders(t *testing.T) {
 	t.Setenv("WASMCONNECT_TEST_BATCH", "100")
+	providers, err := configprovider.New([]config.Provider{{Name: "env", Class: "org.apache.kafka.common.config.provider.EnvVarConfigProvider"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := testWorker(t, Config{Worker: &config.Worker{
 		GroupID: "connect-cluster", KeyConverter: "StringConverter", ValueConverter: "StringConverter",
-		Props: map[string]string{
-			"config.providers":           "env",
-			"config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
-		},
-	}})
+	}, Providers: providers})
 	infos, _, err := w.ValidateConfig(context.Background(), map[string]string{
 		"name": "src", "connector.class": "FileStreamSource", "file": "/f", "topic": "t",
 		"batch.size": "${env:WASMCONNECT_TEST_BATCH}",
@@ -493,10 +495,13 @@ func TestTransformNegateIsKafkasBoolean(t *testing.T) {
 // the connector's type, and for their values.
 func TestValidateClientOverrides(t *testing.T) {
 	worker := func(policy string) *Worker {
+		clients, err := kafkaclient.NewClients(config.Kafka{OverridePolicy: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
 		return testWorker(t, Config{Worker: &config.Worker{
 			KeyConverter: "StringConverter", ValueConverter: "StringConverter",
-			Props: map[string]string{"connector.client.config.override.policy": policy},
-		}})
+		}, Clients: clients})
 	}
 	source := map[string]string{"name": "src", "connector.class": "FileStreamSource", "file": "/f", "topic": "t",
 		"producer.override.compression.type": "zstd", "producer.override.sasl.mechanism": "PLAIN",

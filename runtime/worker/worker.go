@@ -29,23 +29,30 @@ type Config struct {
 	Worker     *config.Worker
 	Host       *wasmhost.Host
 	Offsets    store.OffsetBackingStore
-	ClientOpts []kgo.Opt         // how to reach Kafka (seed brokers...)
-	Metrics    *metrics.Registry // nil: none
-	Logger     *slog.Logger
-	// Statuses receives the topics tasks use (KIP-558) unless the worker property
-	// topic.tracking.enable is false. Nil: topics are not tracked.
+	ClientOpts []kgo.Opt // how to reach Kafka (seed brokers...)
+	// Clients are the worker's client settings, checked at start, from which each task's
+	// clients are built with the connector's overrides. Nil: none, and every override allowed.
+	Clients *kafkaclient.Clients
+	// Providers resolve the config-provider placeholders of the configs plugins are opened
+	// with. Nil: none, placeholders are left as they are.
+	Providers *configprovider.Providers
+	Metrics   *metrics.Registry // nil: none
+	Logger    *slog.Logger
+	// Statuses receives the topics tasks use (KIP-558); nil when topic.tracking.enable is false.
 	Statuses TopicStatuses
 }
 
 // Worker runs connectors' task-config generation and task loops.
 type Worker struct {
-	cfg     *config.Worker
-	host    *wasmhost.Host
-	offsets store.OffsetBackingStore
-	opts    []kgo.Opt
-	metrics *metrics.Registry
-	log     *slog.Logger
-	topics  *topicWriter // nil: topic tracking is off
+	cfg       *config.Worker
+	clients   *kafkaclient.Clients
+	providers *configprovider.Providers
+	host      *wasmhost.Host
+	offsets   store.OffsetBackingStore
+	opts      []kgo.Opt
+	metrics   *metrics.Registry
+	log       *slog.Logger
+	topics    *topicWriter // nil: topic tracking is off
 
 	mu    sync.Mutex
 	tasks map[connect.TaskID]*running
@@ -56,11 +63,14 @@ func New(c Config) *Worker {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	w := &Worker{
-		cfg: c.Worker, host: c.Host, offsets: c.Offsets, opts: c.ClientOpts, metrics: c.Metrics,
-		log: c.Logger, tasks: map[connect.TaskID]*running{},
+	if c.Clients == nil {
+		c.Clients, _ = kafkaclient.NewClients(config.Kafka{}) // no settings: nothing to refuse
 	}
-	if c.Statuses != nil && TrackingEnabled(c.Worker.Props) {
+	w := &Worker{
+		cfg: c.Worker, clients: c.Clients, providers: c.Providers, host: c.Host, offsets: c.Offsets,
+		opts: c.ClientOpts, metrics: c.Metrics, log: c.Logger, tasks: map[connect.TaskID]*running{},
+	}
+	if c.Statuses != nil {
 		w.topics = newTopicWriter(c.Statuses, c.Logger)
 	}
 	return w
@@ -325,15 +335,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 // case the worker's policy changed since the connector was created). Warnings about the
 // connector's keys are logged; the worker's were logged at start.
 func (w *Worker) client(id connect.TaskID, connCfg map[string]string, role kafkaclient.Role) (*kafkaclient.Client, error) {
-	var props map[string]string
-	if w.cfg != nil {
-		props = w.cfg.Props
-	}
-	policy, err := kafkaclient.ParsePolicy(props[kafkaclient.PolicyKey])
-	if err != nil {
-		return nil, err
-	}
-	c, err := kafkaclient.ForConnector(props, connCfg, role, policy)
+	c, err := w.clients.ForConnector(connCfg, role)
 	if err != nil {
 		return nil, fmt.Errorf("connector %s %s client settings: %w", id.Connector, role, err)
 	}

@@ -1,0 +1,53 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// pluginKeys are the plugin host's keys: where modules are found and the sandbox they run in.
+var pluginKeys = []Key{
+	{Name: "plugin.path", Doc: "directories of .wasm plugin modules"},
+	{Name: "plugin.fs.allow", Doc: "directories plugins may read and write"},
+	{Name: "plugin.cache.dir", Doc: "compiled-module cache (default: the user cache dir's wasmconnect)"},
+	{Name: "plugin.memory.max.bytes", Default: "268435456", Doc: "linear memory cap of each plugin instance"},
+	{Name: "plugin.call.timeout.ms", Default: "30000", Doc: "bound on one call into a plugin"},
+}
+
+func parsePlugins(p *parser, w *Worker) {
+	w.PluginPath = p.list("plugin.path")
+	w.PluginFSAllow = p.list("plugin.fs.allow")
+	for i, d := range w.PluginFSAllow {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			p.fail("plugin.fs.allow", d, err.Error())
+			continue
+		}
+		w.PluginFSAllow[i] = abs
+		// Checked here, before anything starts, rather than when the plugins load.
+		if st, err := os.Stat(abs); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is in the message already
+			}
+			p.fail("plugin.fs.allow", d, err.Error())
+		} else if !st.IsDir() {
+			p.fail("plugin.fs.allow", d, "not a directory (plugins are granted directories, not files)")
+		}
+	}
+	w.PluginCacheDir = p.str("plugin.cache.dir")
+	if _, given := p.raw("plugin.cache.dir"); !given {
+		w.PluginCacheDir = defaultCacheDir()
+	}
+	w.PluginMemoryMax = uint64(p.intRange("plugin.memory.max.bytes", 1<<16, 1<<32))
+	w.PluginCallTimeout = p.millis("plugin.call.timeout.ms")
+}
+
+func defaultCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "wasmconnect")
+	}
+	return ""
+}
