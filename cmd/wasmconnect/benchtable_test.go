@@ -43,7 +43,7 @@ type benchRow struct {
 	Unit   string    `json:"unit"`
 	Median float64   `json:"median"`
 	Runs   []float64 `json:"runs"`
-	Ratio  float64   `json:"ratio,omitempty"` // records/s: the group's first row's median / this one's
+	Ratio  float64   `json:"ratio,omitempty"` // records/s: this median / the group's first row's
 }
 
 type benchTable struct {
@@ -53,8 +53,8 @@ type benchTable struct {
 func (t *benchTable) add(group, name, unit string, runs []float64) {
 	r := benchRow{Group: group, Name: name, Unit: unit, Runs: runs, Median: median(runs)}
 	for _, p := range t.rows {
-		if p.Group == group && unit == "records/s" && r.Median != 0 {
-			r.Ratio = p.Median / r.Median
+		if p.Group == group && unit == "records/s" && p.Median != 0 {
+			r.Ratio = r.Median / p.Median
 			break
 		}
 	}
@@ -73,7 +73,7 @@ func median(v []float64) float64 {
 
 func (t *benchTable) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| group | measure | median | unit | runs | first row of the group vs this |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| group | measure | median | unit | runs | this / first row of the group |\n|---|---|---|---|---|---|\n")
 	for _, r := range t.rows {
 		runs := make([]string, len(r.Runs))
 		for i, v := range r.Runs {
