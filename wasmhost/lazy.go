@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -231,4 +232,31 @@ func writeCacheFile(file string, b []byte) {
 			os.Remove(tmp)
 		}
 	}
+}
+
+// CompileAll compiles every module that is not compiled yet, GOMAXPROCS at a time, and returns
+// once all are, with the modules that failed (which are dropped, as a background compile that
+// fails is). For callers whose start-up may pay for it so that the first use of a plugin does not:
+// tests with deadlines, benchmarks.
+func (h *Host) CompileAll() error {
+	h.mu.RLock()
+	mods := make([]*module, 0, len(h.modules))
+	for _, m := range h.modules {
+		mods = append(mods, m)
+	}
+	h.mu.RUnlock()
+	errs := make([]error, len(mods))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, m := range mods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, errs[i] = h.compiledModule(m)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

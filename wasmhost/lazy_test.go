@@ -165,3 +165,21 @@ func TestFailedBackgroundCompileDropsTheModule(t *testing.T) {
 		t.Errorf("the other module: %v", err)
 	}
 }
+
+// CompileAll returns once every module is compiled, each compiled once.
+func TestCompileAll(t *testing.T) {
+	cfg := Config{PluginPath: []string{pluginDir(t, standardLayout)}, CacheDir: t.TempDir()}
+	cpu := newWatchedBound(cfg, nil)
+	h, _ := newTestHostBound(t, cfg, cpu)
+	if err := h.CompileAll(); err != nil {
+		t.Fatal(err)
+	}
+	for path, m := range h.modules {
+		if m.compiled == nil {
+			t.Errorf("%s is not compiled", path)
+		}
+	}
+	if n := cpu.compiles(); n != 2 {
+		t.Errorf("%d compiles for 2 modules", n)
+	}
+}
