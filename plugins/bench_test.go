@@ -4,9 +4,11 @@ package plugins_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -16,7 +18,7 @@ import (
 )
 
 // BenchmarkBuiltinLoad is what a worker start and its first FileStreamSource pay for the built-in
-// file plugin (a Go guest): loading the host (the descriptor: in the interpreter cold, from
+// file plugin (a Rust guest): loading the host (the descriptor: in the interpreter cold, from
 // plugin.cache.dir warm) and opening a connector, which compiles and fuel-instruments the module
 // cold and loads both from plugin.cache.dir warm. The README's compile figures come from here.
 //
@@ -59,7 +61,7 @@ func BenchmarkBuiltinLoad(b *testing.B) {
 
 // BenchmarkBuiltinCall is the fixed cost of one call into a built-in plugin with the default CPU
 // bound (fuel): COMMIT on a FileStreamSource task, an operation with no payload, so the figure is
-// the boundary and the Go guest's dispatch, which a batch spreads over its records.
+// the boundary and the guest's dispatch, which a batch spreads over its records.
 //
 //	go test -run '^$' -bench BuiltinCall ./plugins/
 func BenchmarkBuiltinCall(b *testing.B) {
@@ -116,6 +118,15 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 // fileSourceSession loads the file plugin alone with files granted and the default CPU bound, and
 // returns a session and its FileStreamSource, closed when b ends.
 func fileSourceSession(b *testing.B, files string) (*wasmhost.Session, wasmhost.Plugin) {
+	h, src := fileSourceHost(b, files)
+	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(func() { sess.Close(context.Background()) })
+	return sess, src
+}
+
+// fileSourceHost loads the file plugin alone with files granted and the default CPU bound, and
+// returns the host and its FileStreamSource, closed when b ends.
+func fileSourceHost(b *testing.B, files string) (*wasmhost.Host, wasmhost.Plugin) {
 	ctx := context.Background()
 	h, err := wasmhost.New(ctx, wasmhost.Config{PluginPath: []string{fileModule(b)}, FSAllow: []string{files},
 		CacheDir: filepath.Join(files, "cache"), Logger: slog.New(slog.DiscardHandler)})
@@ -130,16 +141,64 @@ func fileSourceSession(b *testing.B, files string) (*wasmhost.Session, wasmhost.
 	if err != nil {
 		b.Fatal(err)
 	}
-	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
-	b.Cleanup(func() { sess.Close(ctx) })
-	return sess, src
+	return h, src
 }
 
 // fileModule is a plugin directory holding file.wasm alone.
 func fileModule(b *testing.B) string {
-	dir, err := pluginbuild.Dir("plugins/file")
-	if err != nil {
+	return pluginbuild.DirOf(b, "plugins/file")
+}
+
+// BenchmarkBuiltinIdleTaskRSS is the resident memory an idle FileStreamSource task costs in the
+// plugin host: 50 tasks, each with its own instance as a worker runs them, each having read its
+// file once, then the RSS growth per task once the Go heap has returned what it freed.
+//
+//	go test -run '^$' -bench BuiltinIdleTaskRSS -benchtime 1x ./plugins/
+func BenchmarkBuiltinIdleTaskRSS(b *testing.B) {
+	const tasks = 50
+	ctx := context.Background()
+	files := b.TempDir()
+	h, src := fileSourceHost(b, files)
+	in := filepath.Join(files, "in.txt")
+	if err := os.WriteFile(in, []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", 1000)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	return dir
+	for b.Loop() {
+		debug.FreeOSMemory()
+		before := rss(b)
+		var sessions []*wasmhost.Session
+		for i := range tasks {
+			sess := h.NewSession(wasmhost.Env{Connector: fmt.Sprintf("idle-%d", i), Logger: slog.New(slog.DiscardHandler)})
+			sessions = append(sessions, sess)
+			task, err := sess.Open(ctx, src, wire.RoleTask, map[string]string{"file": in, "topic": "t"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := task.Poll(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		debug.FreeOSMemory()
+		b.ReportMetric(float64(rss(b)-before)/tasks/1024, "rss-KiB/task")
+		for _, s := range sessions {
+			s.Close(ctx)
+		}
+	}
+}
+
+// rss is the process's resident set size in bytes (Linux).
+func rss(b *testing.B) int64 {
+	s, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skip("no /proc/self/status:", err)
+	}
+	for _, line := range strings.Split(string(s), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	b.Skip("no VmRSS in /proc/self/status")
+	return 0
 }

@@ -41,11 +41,7 @@ func TestMain(m *testing.M) {
 // the directory that holds them.
 func buildModules(t *testing.T) string {
 	t.Helper()
-	dir, err := pluginbuild.Dir(slices.Collect(maps.Values(modules))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return pluginbuild.DirOf(t, slices.Collect(maps.Values(modules))...)
 }
 
 // wasmNames lists a module's exports and imports ("module.name") from its binary.

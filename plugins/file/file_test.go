@@ -1,55 +1,134 @@
-//go:build !wasip1
-
-package main
+package file_test
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
-func startSource(t *testing.T, dir string, cfg sdk.Config) *sourceTask {
-	t.Helper()
-	task := &sourceTask{now: func() time.Time { return time.UnixMilli(1700000000000) }}
-	if err := task.Start(sdk.NewTaskContext("file-source", 0, dir), cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { task.Stop() })
-	return task
+// These tests run the file module (the Rust crate of this directory) in the worker's plugin host,
+// through the WebAssembly boundary.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pluginbuild.Cleanup()
+	os.Exit(code)
 }
 
-func poll(t *testing.T, task *sourceTask) (lines []string, lastPos int64) {
+// fixture is a plugin host with the file module that grants dir, and the log of its guests.
+type fixture struct {
+	t    *testing.T
+	h    *wasmhost.Host
+	dir  string
+	logs *bytes.Buffer
+}
+
+func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	recs, err := task.Poll()
+	plugins := pluginbuild.DirOf(t, "plugins/file")
+	dir := t.TempDir()
+	ctx := context.Background()
+	logs := &bytes.Buffer{}
+	h, err := wasmhost.New(ctx, wasmhost.Config{
+		PluginPath: []string{plugins}, FSAllow: []string{dir},
+		CacheDir: filepath.Join(os.TempDir(), "wasmconnect-plugins-test-cache"),
+		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lastPos = -1
+	t.Cleanup(func() {
+		h.Close(ctx)
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs)
+		}
+	})
+	if errs := h.LoadErrors(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return &fixture{t: t, h: h, dir: dir, logs: logs}
+}
+
+type offsets map[string]string
+
+func (o offsets) Offset(p []byte) ([]byte, bool) {
+	v, ok := o[string(p)]
+	return []byte(v), ok
+}
+
+// open opens plugin name in role with cfg in a new session whose stored offsets are offs.
+func (f *fixture) open(name string, role wire.Role, cfg map[string]string, offs offsets) (*wasmhost.Object, error) {
+	f.t.Helper()
+	kind := wire.KindSource
+	if strings.Contains(name, "Sink") {
+		kind = wire.KindSink
+	}
+	p, err := f.h.Resolve(name, kind)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess := f.h.NewSession(wasmhost.Env{Connector: "file", Offsets: offs})
+	f.t.Cleanup(func() { sess.Close(ctx) })
+	return sess.Open(ctx, p, role, cfg)
+}
+
+func (f *fixture) mustOpen(name string, cfg map[string]string, offs offsets) *wasmhost.Object {
+	f.t.Helper()
+	o, err := f.open(name, wire.RoleTask, cfg, offs)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return o
+}
+
+// guestMessage is the plugin's own message of err.
+func guestMessage(err error) string {
+	var ge *wasmhost.GuestError
+	if errors.As(err, &ge) {
+		return ge.Message
+	}
+	if err == nil {
+		return "<nil>"
+	}
+	return "not a guest error: " + err.Error()
+}
+
+// poll polls the source task and checks the records' shape: topic lines, STRING values, null keys,
+// a timestamp, and the partition and offset on the last record only.
+func poll(t *testing.T, task *wasmhost.Object, file string) (lines []string, lastPos string) {
+	t.Helper()
+	recs, err := task.Poll(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
 	for i, r := range recs {
-		if r.Topic != "lines" || r.Value.Tag != sdk.TagString || !r.Key.IsNull() || r.Partition != nil {
+		if r.Topic != "lines" || r.Value.Tag != wire.TagString || r.Key.Tag != wire.TagNull || r.Partition != -1 || r.Timestamp < now-60_000 || r.Timestamp > now {
 			t.Fatalf("record %d: %+v", i, r)
 		}
-		if r.SourcePartition[filenameField] != task.filename {
-			t.Fatalf("record %d partition %v", i, r.SourcePartition)
-		}
 		lines = append(lines, string(r.Value.Bytes))
-		if r.SourceOffset != nil {
-			if i != len(recs)-1 {
-				t.Fatalf("offset on record %d of %d", i, len(recs))
-			}
-			lastPos = r.SourceOffset[positionField].(int64)
+		if i < len(recs)-1 && (len(r.SourceOffset) > 0 || len(r.SourcePartition) > 0) {
+			t.Fatalf("offset on record %d of %d", i, len(recs))
 		}
 	}
-	if len(recs) > 0 && lastPos < 0 {
-		t.Fatal("no offset on the last record")
+	if len(recs) > 0 {
+		last := recs[len(recs)-1]
+		if want := fmt.Sprintf(`{"filename":%q}`, file); string(last.SourcePartition) != want {
+			t.Fatalf("partition %s, want %s", last.SourcePartition, want)
+		}
+		lastPos = string(last.SourceOffset)
 	}
 	return lines, lastPos
 }
@@ -67,91 +146,98 @@ func appendFile(t *testing.T, path, s string) {
 }
 
 func TestSourcePartialLineAndNewlines(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "in.txt")
+	f := newFixture(t)
+	path := filepath.Join(f.dir, "in.txt")
 	appendFile(t, path, "a\nbb\r\nc\rdd")
-	task := startSource(t, dir, sdk.Config{"file": path, "topic": "lines", "batch.size": "2000"})
-	lines, pos := poll(t, task)
-	if fmt.Sprint(lines) != "[a bb c]" || pos != 8 {
-		t.Fatalf("lines %q pos %d", lines, pos)
+	task := f.mustOpen("FileStreamSource", map[string]string{"file": path, "topic": "lines", "batch.size": "2000"}, nil)
+	lines, pos := poll(t, task, path)
+	if fmt.Sprint(lines) != "[a bb c]" || pos != `{"position":8}` {
+		t.Fatalf("lines %q pos %s", lines, pos)
 	}
-	if lines, _ := poll(t, task); lines != nil {
+	if lines, _ := poll(t, task, path); lines != nil {
 		t.Fatalf("partial line returned: %q", lines)
 	}
 	appendFile(t, path, "d\r")
-	if lines, _ := poll(t, task); lines != nil { // a \r at the end may be followed by \n: wait
+	if lines, _ := poll(t, task, path); lines != nil { // a \r at the end may be followed by \n: wait
 		t.Fatalf("got %q before the line ended", lines)
 	}
 	appendFile(t, path, "\nlast\n")
-	lines, pos = poll(t, task)
-	if fmt.Sprint(lines) != "[ddd last]" || pos != 18 {
-		t.Fatalf("lines %q pos %d", lines, pos)
+	lines, pos = poll(t, task, path)
+	if fmt.Sprint(lines) != "[ddd last]" || pos != `{"position":18}` {
+		t.Fatalf("lines %q pos %s", lines, pos)
 	}
-	if lines, _ := poll(t, task); lines != nil {
+	if lines, _ := poll(t, task, path); lines != nil {
 		t.Fatalf("nothing new, got %q", lines)
 	}
 }
 
 func TestSourceResumesFromStoredOffset(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "in.txt")
+	f := newFixture(t)
+	path := filepath.Join(f.dir, "in.txt")
 	appendFile(t, path, "one\ntwo\nthree\n")
-	sdk.SetStoredOffset(map[string]any{"filename": path}, map[string]any{"position": 4})
-	defer sdk.ResetStoredOffsets()
-	task := startSource(t, dir, sdk.Config{"file": path, "topic": "lines"})
-	if lines, pos := poll(t, task); fmt.Sprint(lines) != "[two three]" || pos != 14 {
-		t.Fatalf("lines %q pos %d", lines, pos)
+	part := fmt.Sprintf(`{"filename":%q}`, path)
+	cfg := map[string]string{"file": path, "topic": "lines"}
+	task := f.mustOpen("FileStreamSource", cfg, offsets{part: `{"position":4}`})
+	if lines, pos := poll(t, task, path); fmt.Sprint(lines) != "[two three]" || pos != `{"position":14}` {
+		t.Fatalf("lines %q pos %s", lines, pos)
 	}
-	sdk.SetStoredOffset(map[string]any{"filename": path}, map[string]any{"position": "x"})
-	err := (&sourceTask{}).Start(sdk.NewTaskContext("c", 0, dir), sdk.Config{"file": path, "topic": "lines"})
-	if err == nil || err.Error() != "Offset position is the incorrect type" {
-		t.Errorf("bad offset: %v", err)
+	// A position written by a JSON library that knows only doubles is read as well.
+	task = f.mustOpen("FileStreamSource", cfg, offsets{part: `{"position":8.0}`})
+	if lines, pos := poll(t, task, path); fmt.Sprint(lines) != "[three]" || pos != `{"position":14}` {
+		t.Fatalf("lines %q pos %s", lines, pos)
+	}
+	for _, bad := range []string{`{"position":"x"}`, `{"position":1.5}`, `{}`} {
+		_, err := f.open("FileStreamSource", wire.RoleTask, cfg, offsets{part: bad})
+		if msg := guestMessage(err); msg != "Offset position is the incorrect type" {
+			t.Errorf("stored offset %s: %s", bad, msg)
+		}
+	}
+	_, err := f.open("FileStreamSource", wire.RoleTask, cfg, offsets{part: `[1]`})
+	if msg := guestMessage(err); !strings.HasPrefix(msg, "reading the stored offset of "+path+": stored offset for source partition "+part+" is not a JSON object") {
+		t.Errorf("stored offset not an object: %s", msg)
 	}
 }
 
 func TestSourceWaitsForMissingFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "later.txt")
-	var logs bytes.Buffer
-	sdk.SetLogOutput(&logs)
-	defer sdk.SetLogOutput(os.Stderr)
-	task := startSource(t, dir, sdk.Config{"file": path, "topic": "lines"})
+	f := newFixture(t)
+	path := filepath.Join(f.dir, "later.txt")
+	task := f.mustOpen("FileStreamSource", map[string]string{"file": path, "topic": "lines"}, nil)
 	for range 3 {
-		if lines, _ := poll(t, task); lines != nil {
+		if lines, _ := poll(t, task, path); lines != nil {
 			t.Fatalf("lines from a missing file: %q", lines)
 		}
 	}
-	if n := strings.Count(logs.String(), "Couldn't find file "+path); n != 1 {
-		t.Errorf("missing file logged %d times:\n%s", n, logs.String())
+	if n := strings.Count(f.logs.String(), "Couldn't find file "+path+" for FileStreamSourceTask, waiting for it to be created"); n != 1 {
+		t.Errorf("missing file logged %d times:\n%s", n, f.logs)
 	}
 	appendFile(t, path, "hello\n")
-	if lines, pos := poll(t, task); fmt.Sprint(lines) != "[hello]" || pos != 6 {
-		t.Fatalf("lines %q pos %d", lines, pos)
+	if lines, pos := poll(t, task, path); fmt.Sprint(lines) != "[hello]" || pos != `{"position":6}` {
+		t.Fatalf("lines %q pos %s", lines, pos)
 	}
 }
 
 func TestSourceLargeFileInBatches(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "big.txt")
+	f := newFixture(t)
+	path := filepath.Join(f.dir, "big.txt")
 	var b strings.Builder
 	for i := range 5000 {
 		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", i%50))
 	}
 	b.WriteString(strings.Repeat("y", 200000) + "\n") // a line longer than the read chunk
 	appendFile(t, path, b.String())
-	task := startSource(t, dir, sdk.Config{"file": path, "topic": "lines", "batch.size": "2000"})
+	task := f.mustOpen("FileStreamSource", map[string]string{"file": path, "topic": "lines", "batch.size": "2000"}, nil)
 	var all []string
 	var sizes []int
-	var pos int64
+	var pos string
 	for {
-		lines, p := poll(t, task)
+		lines, p := poll(t, task, path)
 		if lines == nil {
 			break
 		}
 		sizes, all, pos = append(sizes, len(lines)), append(all, lines...), p
 	}
-	if fmt.Sprint(sizes) != "[2000 2000 1001]" || pos != int64(b.Len()) {
-		t.Fatalf("batches %v, last position %d of %d", sizes, pos, b.Len())
+	if fmt.Sprint(sizes) != "[2000 2000 1001]" || pos != fmt.Sprintf(`{"position":%d}`, b.Len()) {
+		t.Fatalf("batches %v, last position %s of %d", sizes, pos, b.Len())
 	}
 	if strings.Join(all, "\n")+"\n" != b.String() {
 		t.Fatal("lines differ from the file")
@@ -159,172 +245,163 @@ func TestSourceLargeFileInBatches(t *testing.T) {
 }
 
 func TestSourceConfigErrors(t *testing.T) {
-	dir := t.TempDir()
+	f := newFixture(t)
+	ctx := context.Background()
 	for _, tc := range []struct {
-		cfg  sdk.Config
+		cfg  map[string]string
 		want string
 	}{
-		{sdk.Config{"topic": "t"}, noStdinError},
-		{sdk.Config{"file": "/etc/passwd", "topic": "t"}, `plugin.fs.allow does not grant access to "/etc/passwd" (granted: ` + dir + `)`},
+		{map[string]string{"topic": "t", "file": " "}, `FileStreamSource requires "file": reading the standard input is not supported in the wasm sandbox`},
+		{map[string]string{"file": "/etc/passwd", "topic": "t"}, `plugin.fs.allow does not grant access to "/etc/passwd" (granted: ` + f.dir + `)`},
+		{map[string]string{"file": filepath.Join(f.dir, "in"), "topic": "t", "batch.size": "x"}, `Invalid value x for configuration batch.size: Not a number of type INT`},
 	} {
-		err := (&sourceTask{}).Start(sdk.NewTaskContext("c", 0, dir), tc.cfg)
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("Start(%v) = %v, want %s", tc.cfg, err, tc.want)
+		_, err := f.open("FileStreamSource", wire.RoleTask, tc.cfg, nil)
+		if msg := guestMessage(err); msg != tc.want {
+			t.Errorf("OPEN task %v:\n got %s\nwant %s", tc.cfg, msg, tc.want)
 		}
 	}
-	errs := fileSource{}.Validate(sdk.Config{"file": "", "topic": "a,b", "batch.size": "0"})
-	if len(errs) != 3 || errs["file"][0] != noStdinError || !strings.Contains(errs["topic"][0], "single topic") {
-		t.Errorf("Validate: %v", errs)
+	src, _ := f.h.Resolve("org.apache.kafka.connect.file.FileStreamSourceConnector", wire.KindSource)
+	errs, err := f.h.Validate(ctx, src, map[string]string{"file": "", "topic": "a,b", "batch.size": "0"})
+	if err != nil || len(errs) != 3 || errs["file"][0] != `FileStreamSource requires "file": reading the standard input is not supported in the wasm sandbox` ||
+		errs["topic"][0] != "'topic' in FileStreamSourceConnector configuration requires definition of a single topic" ||
+		errs["batch.size"][0] != "Invalid value 0 for configuration batch.size: Value must be at least 1" {
+		t.Errorf("Validate: %v %v", errs, err)
 	}
-	cfgs, _ := fileSource{}.TaskConfigs(sdk.Config{"file": "f", "topic": "t"}, 3)
-	if len(cfgs) != 1 || cfgs[0]["file"] != "f" {
-		t.Errorf("TaskConfigs: %v", cfgs)
+	errs, err = f.h.Validate(ctx, src, map[string]string{"batch.size": "many", "topic": " "})
+	if err != nil || errs["file"][0] != `Missing required configuration "file" which has no default value.` ||
+		errs["batch.size"][0] != "Invalid value many for configuration batch.size: Not a number of type INT" ||
+		errs["topic"][0] != "Invalid value  for configuration topic: String must be non-empty" {
+		t.Errorf("Validate: %v %v", errs, err)
 	}
-}
-
-func invoke(t *testing.T, op wire.Op, h int32, in any) []byte {
-	t.Helper()
-	var b []byte
-	switch x := in.(type) {
-	case nil:
-	case []byte:
-		b = x
-	default:
-		b, _ = json.Marshal(x)
+	_, err = f.open("FileStreamSource", wire.RoleConnector, map[string]string{"topic": "t"}, nil)
+	if msg := guestMessage(err); msg != `FileStreamSource: invalid configuration: Missing required configuration "file" which has no default value.` {
+		t.Errorf("OPEN connector without file: %s", msg)
 	}
-	out, err := sdk.Invoke(op, h, b)
+	conn, err := f.open("FileStreamSourceConnector", wire.RoleConnector, map[string]string{"file": "f", "topic": "t"}, nil)
 	if err != nil {
-		t.Fatalf("%s: %v", op, err)
-	}
-	return out
-}
-
-func openHandle(t *testing.T, req wire.OpenRequest) int32 {
-	t.Helper()
-	var r wire.OpenResponse
-	if err := json.Unmarshal(invoke(t, wire.OpOpen, 0, req), &r); err != nil {
 		t.Fatal(err)
 	}
-	return r.Handle
+	cfgs, err := conn.TaskConfigs(ctx, 3)
+	if err != nil || len(cfgs) != 1 || cfgs[0]["file"] != "f" || cfgs[0]["batch.size"] != "2000" {
+		t.Errorf("TaskConfigs: %v %v", cfgs, err)
+	}
+	if err := conn.Close(ctx); err != nil {
+		t.Error(err)
+	}
 }
 
-// TestThroughDispatcher drives the plugins through the SDK's ABI dispatch, as the host does.
-func TestThroughDispatcher(t *testing.T) {
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
-	appendFile(t, in, "x\ny\n")
-	ctx := wire.OpenContext{Connector: "c", FSAllow: []string{dir}}
+// TestDescriptor checks the classes, aliases and config definitions the module declares.
+func TestDescriptor(t *testing.T) {
+	f := newFixture(t)
+	src, err := f.h.Resolve("org.apache.kafka.connect.file.FileStreamSourceConnector", wire.KindSource)
+	if err != nil || src.Name != "FileStreamSource" || src.Version != "1.0.0" {
+		t.Fatalf("source: %+v %v", src, err)
+	}
+	var keys []string
+	for _, k := range src.Config {
+		def := "null"
+		if k.DefaultValue != nil {
+			def = *k.DefaultValue
+		}
+		keys = append(keys, fmt.Sprintf("%s:%s:%v:%s:%s", k.Name, k.Type, k.Required, def, k.Importance))
+	}
+	if got := strings.Join(keys, " "); got != "file:STRING:true:null:HIGH topic:STRING:true:null:HIGH batch.size:INT:false:2000:LOW" {
+		t.Errorf("source config: %s", got)
+	}
+	for _, name := range []string{"FileStreamSink", "FileStreamSinkConnector", "org.apache.kafka.connect.file.FileStreamSinkConnector"} {
+		if p, err := f.h.Resolve(name, wire.KindSink); err != nil || p.Class != "org.apache.kafka.connect.file.FileStreamSinkConnector" {
+			t.Errorf("%s: %+v %v", name, p, err)
+		}
+	}
+}
 
-	var verrs wire.ValidateResponse
-	_ = json.Unmarshal(invoke(t, wire.OpValidate, 0, wire.ValidateRequest{Plugin: "FileStreamSource", Config: map[string]string{"batch.size": "many"}}), &verrs)
-	if verrs.Errors["file"][0] != `Missing required configuration "file" which has no default value.` ||
-		verrs.Errors["topic"] == nil || verrs.Errors["batch.size"][0] != "Invalid value many for configuration batch.size: Not a number of type INT" {
-		t.Errorf("validate: %v", verrs.Errors)
-	}
-
-	conn := openHandle(t, wire.OpenRequest{Plugin: "org.apache.kafka.connect.file.FileStreamSourceConnector", Role: wire.RoleConnector,
-		Config: map[string]string{"file": in, "topic": "lines"}, Context: ctx})
-	var tcs []map[string]string
-	_ = json.Unmarshal(invoke(t, wire.OpTaskConfigs, conn, wire.TaskConfigsRequest{MaxTasks: 3}), &tcs)
-	if len(tcs) != 1 || tcs[0]["batch.size"] != "2000" || tcs[0]["file"] != in {
-		t.Fatalf("task configs: %v", tcs)
-	}
-	src := openHandle(t, wire.OpenRequest{Plugin: "FileStreamSource", Role: wire.RoleTask, Config: tcs[0], Context: ctx})
-	recs, err := wire.DecodeRecords(invoke(t, wire.OpPoll, src, nil))
-	if err != nil || len(recs) != 2 {
-		t.Fatalf("poll: %v %v", recs, err)
-	}
-	if string(recs[0].SourceOffset) != "" || string(recs[1].SourcePartition) != `{"filename":"`+in+`"}` || string(recs[1].SourceOffset) != `{"position":4}` {
-		t.Errorf("partition/offset: %q %q %q", recs[0].SourceOffset, recs[1].SourcePartition, recs[1].SourceOffset)
-	}
-	if recs[0].Topic != "lines" || recs[0].Partition != -1 || recs[0].Value.Tag != wire.TagString || string(recs[0].Value.Bytes) != "x" || recs[0].Key.Tag != wire.TagNull {
-		t.Errorf("record: %+v", recs[0])
-	}
-	invoke(t, wire.OpCommit, src, nil)
-	invoke(t, wire.OpClose, src, nil)
-
+func TestSinkWritesTextOfEachValue(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	out := filepath.Join(f.dir, "out.txt")
 	appendFile(t, out, "existing\n")
-	snk := openHandle(t, wire.OpenRequest{Plugin: "FileStreamSinkConnector", Role: wire.RoleTask, Config: map[string]string{"file": out}, Context: ctx})
-	invoke(t, wire.OpPut, snk, wire.AppendRecords(nil, []wire.Record{
+	sink := f.mustOpen("FileStreamSinkConnector", map[string]string{"file": out}, nil)
+	if err := sink.Put(ctx, []wire.Record{
 		{Topic: "t", Offset: 0, Value: wire.String("line")},
 		{Topic: "t", Offset: 1, Value: wire.Bytes([]byte("raw"))},
 		{Topic: "t", Offset: 2, Value: wire.JSON([]byte(`{"type":"string","optional":false}`), []byte(`"plain"`))},
 		{Topic: "t", Offset: 3, Value: wire.JSON(nil, []byte(`{"a":1}`))},
 		{Topic: "t", Offset: 4, Value: wire.Null()},
-	}))
-	invoke(t, wire.OpFlush, snk, []wire.TopicPartitionOffset{{Topic: "t", Partition: 0, Offset: 5}})
-	got, _ := os.ReadFile(out)
-	if string(got) != "existing\nline\nraw\nplain\n{\"a\":1}\nnull\n" {
+		{Topic: "t", Offset: 5, Value: wire.JSON(nil, []byte(`"esc\"aped\u00e9"`))},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Flush(ctx, []wire.TopicPartitionOffset{{Topic: "t", Partition: 0, Offset: 6}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(out); string(got) != "existing\nline\nraw\nplain\n{\"a\":1}\nnull\nesc\"apedé\n" {
 		t.Errorf("sink file: %q", got)
 	}
-	invoke(t, wire.OpClose, snk, nil)
-
-	_, err = sdk.Invoke(wire.OpOpen, 0, mustJSON(wire.OpenRequest{Plugin: "FileStreamSink", Role: wire.RoleTask, Config: map[string]string{"file": "/etc/x"}, Context: ctx}))
-	if err == nil || err.Error() != `Couldn't find or create file '/etc/x' for FileStreamSinkTask: plugin.fs.allow does not grant access to "/etc/x" (granted: `+dir+`)` {
-		t.Errorf("sink outside fs.allow: %v", err)
+	err := sink.Put(ctx, []wire.Record{{Topic: "t", Partition: 2, Offset: 7, Value: wire.JSON(nil, []byte(`"bad\x"`))}})
+	if msg := guestMessage(err); !strings.HasPrefix(msg, "record t-2@7: invalid JSON string payload: ") {
+		t.Errorf("bad JSON string: %s", msg)
 	}
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
+	_, err = f.open("FileStreamSink", wire.RoleTask, map[string]string{"file": "/etc/x"}, nil)
+	if msg := guestMessage(err); msg != `Couldn't find or create file '/etc/x' for FileStreamSinkTask: plugin.fs.allow does not grant access to "/etc/x" (granted: `+f.dir+`)` {
+		t.Errorf("sink outside fs.allow: %s", msg)
+	}
+	_, err = f.open("FileStreamSink", wire.RoleTask, map[string]string{"file": ""}, nil)
+	if msg := guestMessage(err); msg != `FileStreamSink requires "file": writing to the standard output is not supported in the wasm sandbox` {
+		t.Errorf("no file: %s", msg)
+	}
 }
 
 // Lines are in the file once Put returns, as with Kafka's FileStreamSink, not at the next flush.
 func TestSinkWritesEachPut(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out.txt")
-	task := &sinkTask{}
-	if err := task.Start(sdk.NewTaskContext("c", 0, dir), sdk.Config{"file": out}); err != nil {
-		t.Fatal(err)
-	}
-	if err := task.Put([]sdk.SinkRecord{{Value: sdk.String("a")}}); err != nil {
+	f := newFixture(t)
+	ctx := context.Background()
+	out := filepath.Join(f.dir, "out.txt")
+	sink := f.mustOpen("FileStreamSink", map[string]string{"file": out}, nil)
+	if err := sink.Put(ctx, []wire.Record{{Value: wire.String("a")}}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "a\n" {
 		t.Errorf("after put: %q", b)
 	}
-	if err := task.Flush(nil); err != nil {
+	if err := sink.Flush(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(out); string(b) != "a\n" {
-		t.Errorf("after flush: %q", b)
-	}
-	if err := task.Put([]sdk.SinkRecord{{Value: sdk.String("b")}}); err != nil {
+	if err := sink.Put(ctx, []wire.Record{{Value: wire.String("b")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := task.Stop(); err != nil {
+	if err := sink.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "a\nb\n" {
-		t.Errorf("after stop: %q", b)
-	}
-	if err := (&sinkTask{}).Start(sdk.NewTaskContext("c", 0, dir), sdk.Config{}); err == nil || err.Error() != noStdoutError {
-		t.Errorf("no file: %v", err)
+		t.Errorf("after close: %q", b)
 	}
 }
 
-// TestSinkWritesWholeLines puts more than the sink buffers without a flush: whatever reached the
-// file must be whole lines, so a crash at any point leaves no line cut in two.
+// TestSinkWritesWholeLines puts more than the sink buffers in one put: whatever reached the file
+// must be whole lines, so a crash at any point leaves no line cut in two.
 func TestSinkWritesWholeLines(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out.txt")
-	task := &sinkTask{}
-	if err := task.Start(sdk.NewTaskContext("c", 0, dir), sdk.Config{"file": out}); err != nil {
-		t.Fatal(err)
-	}
-	defer task.Stop()
+	f := newFixture(t)
+	ctx := context.Background()
+	out := filepath.Join(f.dir, "out.txt")
+	sink := f.mustOpen("FileStreamSink", map[string]string{"file": out}, nil)
 	long := strings.Repeat("x", 999)
-	for i := range 300 {
-		if err := task.Put([]sdk.SinkRecord{{Value: sdk.String(fmt.Sprintf("%s-%04d", long, i))}}); err != nil {
+	var want strings.Builder
+	for i := range 30 {
+		var recs []wire.Record
+		for j := range 10 {
+			v := fmt.Sprintf("%s-%04d", long, i*10+j)
+			recs = append(recs, wire.Record{Value: wire.String(v)})
+			want.WriteString(v + "\n")
+		}
+		if err := sink.Put(ctx, recs); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			t.Fatalf("after %d puts the file ends in a partial line (%d bytes): %q", i+1, len(b), b[bytes.LastIndexByte(b, '\n')+1:])
+		if string(b) != want.String() {
+			t.Fatalf("after %d puts the file holds %d bytes, want %d", i+1, len(b), want.Len())
 		}
 	}
 }
@@ -333,7 +410,8 @@ func TestSinkWritesWholeLines(t *testing.T) {
 // crash: the partial line is removed, so the record redelivered after the crash starts a line of
 // its own instead of being appended to the stump.
 func TestSinkDropsPartialLastLineOnStart(t *testing.T) {
-	dir := t.TempDir()
+	f := newFixture(t)
+	ctx := context.Background()
 	for name, tc := range map[string]struct{ before, after string }{
 		"partial last line":    {"line-1\nline-2\nline-", "line-1\nline-2\nline-3\n"},
 		"only a partial line":  {"line-", "line-3\n"},
@@ -342,24 +420,24 @@ func TestSinkDropsPartialLastLineOnStart(t *testing.T) {
 		"partial after 100 KB": {strings.Repeat("a", 100<<10) + "\n" + strings.Repeat("b", 70<<10), strings.Repeat("a", 100<<10) + "\nline-3\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".txt")
+			out := filepath.Join(f.dir, strings.ReplaceAll(name, " ", "-")+".txt")
 			if err := os.WriteFile(out, []byte(tc.before), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			task := &sinkTask{}
-			if err := task.Start(sdk.NewTaskContext("c", 0, dir), sdk.Config{"file": out}); err != nil {
+			sink := f.mustOpen("FileStreamSink", map[string]string{"file": out}, nil)
+			if err := sink.Put(ctx, []wire.Record{{Value: wire.String("line-3")}}); err != nil {
 				t.Fatal(err)
 			}
-			if err := task.Put([]sdk.SinkRecord{{Value: sdk.String("line-3")}}); err != nil {
-				t.Fatal(err)
-			}
-			if err := task.Stop(); err != nil {
+			if err := sink.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if b, _ := os.ReadFile(out); string(b) != tc.after {
 				t.Errorf("file after restart and one put: %q, want %q", shorten(b), shorten([]byte(tc.after)))
 			}
 		})
+	}
+	if !strings.Contains(f.logs.String(), "removed a partial last line of 5 bytes from ") {
+		t.Errorf("the removal is not logged:\n%s", f.logs)
 	}
 }
 

@@ -104,7 +104,8 @@ func tempDir(pattern string) (string, error) {
 	return os.MkdirTemp(root, pattern)
 }
 
-// build builds the package in directory pkg of the module and returns the module's path.
+// build builds the package in directory pkg of the module and returns the module's path: a Rust
+// crate if the directory holds a Cargo.toml, else a Go package.
 func build(pkg string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -115,6 +116,9 @@ func build(pkg string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, path.Base(pkg)+".wasm")
+	if _, err := os.Stat(filepath.Join(root, pkg, "Cargo.toml")); err == nil {
+		return out, buildRust(root, pkg, out)
+	}
 	cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./"+pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")

@@ -1,0 +1,204 @@
+//! What a plugin implements: the connector and task traits of sources and sinks, converters,
+//! transformations and predicates, and the batch a source task polls into.
+
+use crate::config::{Config, ConfigDef, Errors};
+use crate::context::TaskContext;
+use crate::error::Result;
+use crate::json::Value;
+use crate::wire::{self, Data, Header, Record};
+
+/// Describes a plugin in the module's descriptor (sdk/ABI.md §3).
+pub struct Info {
+    /// The short name users may write (FileStreamSource); required.
+    pub name: &'static str,
+    /// The fully qualified class name; empty means `name`.
+    pub class: &'static str,
+    /// More accepted names.
+    pub aliases: &'static [&'static str],
+    /// The plugin's version; empty means "undefined", as Kafka reports an unknown version.
+    pub version: &'static str,
+    /// The plugin's settings.
+    pub config: Vec<ConfigDef>,
+}
+
+/// The connector side of a source plugin: it validates a config and splits it into task configs.
+/// The SDK has checked required keys, types and validators of the ConfigDefs and filled in
+/// defaults before it calls either method.
+pub trait SourceConnector {
+    /// Plugin-specific checks: error messages per setting (empty when valid).
+    fn validate(&self, _cfg: &Config) -> Errors {
+        Errors::new()
+    }
+    /// At most `max_tasks` task configs.
+    fn task_configs(&self, cfg: &Config, max_tasks: usize) -> Result<Vec<Config>>;
+    /// A new, unstarted task.
+    fn new_task(&self) -> Box<dyn SourceTask>;
+}
+
+/// Reads records from an external system.
+pub trait SourceTask {
+    /// Starts the task with its task config; read the stored position with `ctx.offset` here.
+    fn start(&mut self, ctx: TaskContext, cfg: &Config) -> Result<()>;
+    /// Adds the next records to `batch`. It must not block: add nothing when there is nothing new,
+    /// and the host calls again later.
+    fn poll(&mut self, batch: &mut SourceBatch) -> Result<()>;
+    /// Called after the records polled so far have been written and their offsets stored.
+    fn commit(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// Releases the task's resources.
+    fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The connector side of a sink plugin.
+pub trait SinkConnector {
+    fn validate(&self, _cfg: &Config) -> Errors {
+        Errors::new()
+    }
+    fn task_configs(&self, cfg: &Config, max_tasks: usize) -> Result<Vec<Config>>;
+    fn new_task(&self) -> Box<dyn SinkTask>;
+}
+
+/// The next offset to read in a topic partition (FLUSH's input).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopicPartitionOffset {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+}
+
+/// Writes records to an external system.
+pub trait SinkTask {
+    fn start(&mut self, ctx: TaskContext, cfg: &Config) -> Result<()>;
+    /// Receives a batch. The records borrow the host's input buffer: copy what you keep.
+    fn put(&mut self, records: &[Record<'_>]) -> Result<()>;
+    /// Makes everything put so far durable; `offsets` are the next offsets to read per partition.
+    fn flush(&mut self, offsets: &[TopicPartitionOffset]) -> Result<()>;
+    fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Converts between Connect data and the bytes stored in Kafka. `None` bytes are a Kafka null.
+pub trait Converter {
+    /// Receives the converter's settings (prefix removed, defaults filled in, with converter.type)
+    /// and whether it converts keys.
+    fn configure(&mut self, cfg: &Config, is_key: bool) -> Result<()>;
+    fn from_connect(&mut self, topic: &str, value: &Data<'_>) -> Result<Option<Vec<u8>>>;
+    fn to_connect(&mut self, topic: &str, bytes: Option<&[u8]>) -> Result<Data<'static>>;
+}
+
+/// What a transformation does with one record.
+pub enum Outcome<'a> {
+    /// The record passes through as it was.
+    Unchanged,
+    /// The record is dropped (Kafka's transformation returning null).
+    Drop,
+    /// The transformed record. Its offset and source partition and offset are the host's: they are
+    /// not sent.
+    Record(Record<'a>),
+}
+
+/// A single message transform. An error fails this record alone (the connector's errors.tolerance
+/// decides), reported with its class (`Error::with_class`, DataException by default); a retriable
+/// error fails the whole batch, retriably.
+pub trait Transformation {
+    fn configure(&mut self, cfg: &Config) -> Result<()>;
+    fn apply<'a>(&mut self, record: &Record<'a>) -> Result<Outcome<'a>>;
+}
+
+/// Decides whether a transformation applies to a record. Errors as for `Transformation::apply`.
+pub trait Predicate {
+    fn configure(&mut self, cfg: &Config) -> Result<()>;
+    fn test(&mut self, record: &Record<'_>) -> Result<bool>;
+}
+
+/// A record a source task adds to its batch. Fields borrow the task's buffers: the SDK encodes the
+/// record at once.
+#[derive(Clone, Default)]
+pub struct SourceRecord<'a> {
+    pub topic: &'a str,
+    /// The Kafka partition; `None` lets the producer choose.
+    pub partition: Option<i32>,
+    pub key: Data<'a>,
+    pub value: Data<'a>,
+    pub headers: &'a [Header<'a>],
+    /// Milliseconds since the epoch; `None`: none.
+    pub timestamp: Option<i64>,
+    /// Where the record came from, e.g. {"filename": "/data/a"} and {"position": 4711}. The host
+    /// stores the offset once the record and everything polled before it are written. Both or
+    /// neither: a partition without an offset is not sent. Encoding JSON costs, so set them on the
+    /// last record of each source partition in a batch only (the one that matters).
+    pub source_partition: Option<&'a Value>,
+    pub source_offset: Option<&'a Value>,
+}
+
+/// The record batch of one POLL (sdk/ABI.md §5.2), encoded as records are added.
+pub struct SourceBatch {
+    out: Vec<u8>,
+    count: u32,
+    /// The JSON of the last source partition: a task usually has one.
+    last_partition: Option<(Value, String)>,
+}
+
+impl SourceBatch {
+    pub(crate) fn new() -> SourceBatch {
+        SourceBatch { out: Vec::new(), count: 0, last_partition: None }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.out.clear();
+        self.out.extend_from_slice(&[0, 0, 0, 0]);
+        self.count = 0;
+    }
+
+    pub(crate) fn finish(&mut self) -> &[u8] {
+        let n = self.count;
+        wire::patch_u32(&mut self.out, 0, n);
+        &self.out
+    }
+
+    /// How many records the batch holds.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Makes room for about `bytes` more bytes of records.
+    pub fn reserve(&mut self, bytes: usize) {
+        self.out.reserve(bytes);
+    }
+
+    /// Adds a record.
+    pub fn push(&mut self, r: &SourceRecord) {
+        let out = &mut self.out;
+        wire::put_bytes(out, r.topic.as_bytes());
+        wire::put_u32(out, r.partition.unwrap_or(-1) as u32);
+        wire::put_i64(out, -1);
+        wire::put_i64(out, r.timestamp.unwrap_or(-1));
+        wire::put_data(out, &r.key);
+        wire::put_data(out, &r.value);
+        wire::put_headers(out, r.headers);
+        match (r.source_partition, r.source_offset) {
+            (Some(p), Some(o)) => {
+                let cached = matches!(&self.last_partition, Some((v, _)) if v == p);
+                if !cached {
+                    self.last_partition = Some((p.clone(), p.to_json()));
+                }
+                let pj = &self.last_partition.as_ref().map(|(_, j)| j.as_str()).unwrap_or("");
+                wire::put_bytes(&mut self.out, pj.as_bytes());
+                wire::put_bytes(&mut self.out, o.to_json().as_bytes());
+            }
+            _ => {
+                wire::put_u32(out, 0);
+                wire::put_u32(out, 0);
+            }
+        }
+        self.count += 1;
+    }
+}
