@@ -50,6 +50,10 @@ func (in *instance) bind(ctx context.Context) context.Context {
 // instantiate creates an instance of m and runs its _initialize. log receives the guest's log lines
 // and stdio; offsets answers offset_get (nil: nothing stored).
 func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, offsets OffsetReader) (*instance, error) {
+	compiled, err := h.compiledModule(m)
+	if err != nil {
+		return nil, err
+	}
 	in := &instance{h: h, m: m, log: log, offsets: offsets}
 	in.stdout = newLineLogger(log, slog.LevelInfo, "stdout", false)
 	in.stderr = newLineLogger(log, slog.LevelWarn, "stderr", true)
@@ -57,7 +61,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 
 	// A start section runs guest code during instantiation, so the CPU bound applies here too.
 	cctx, stop := h.cpu.start(ctx, nil)
-	mod, err := h.rt.InstantiateModule(in.bind(cctx), m.compiled, mc)
+	mod, err := h.rt.InstantiateModule(in.bind(cctx), compiled, mc)
 	stop()
 	if err != nil {
 		msg := fmt.Sprintf("instantiate %s: %v", m.base, err)
