@@ -12,7 +12,7 @@ RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=f
             -C link-arg=-zstack-size=262144
 RUSTSDK  := build/rust/libwasmconnect.rlib
 
-.PHONY: all build plugins example-transforms run test test-unit test-fuzz test-e2e bench vet clean
+.PHONY: all build plugins example-transforms run test test-unit test-fuzz test-e2e bench bench-micro vet clean
 
 all: build
 
@@ -82,9 +82,14 @@ test-e2e:
 	$(GO) vet -tags e2e ./cmd/wasmconnect/
 	$(GO) test -count=1 -tags e2e -timeout 12m ./cmd/wasmconnect/
 
-# Benchmarks: file source -> topic next to kcat -P in the same run, plus the wasmhost and task benchmarks.
+# The benchmark table (cmd/wasmconnect/benchtable_test.go): the worker next to kcat and plain franz-go
+# clients, side by side on one broker, medians of 3; writes build/bench.md and build/bench.json.
 bench: build
-	$(GO) test -tags e2e -run '^$$' -bench . -benchtime 3x -timeout 20m ./cmd/wasmconnect/ ./wasmhost/... ./sdk/go/... ./plugins/ ./plugins/transforms/
+	$(GO) test -tags e2e -run '^$$' -bench '^BenchmarkTable$$' -benchtime 1x -timeout 30m ./cmd/wasmconnect/
+
+# Every package's microbenchmarks (plugin calls, conversions, the task loop).
+bench-micro: build
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./wasmhost/... ./sdk/go/... ./plugins/ ./plugins/transforms/
 
 clean:
 	rm -rf bin build

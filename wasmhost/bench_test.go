@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 const benchBatch = 1000
@@ -26,29 +29,6 @@ func (unbounded) setup(context.Context, wazero.Runtime) error            { retur
 func (unbounded) release(api.Module)                                     {}
 func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
 	return ctx, func() {}
-}
-
-// deadlineBound is the CPU bound the worker used before fuel, kept as the benchmarks' point of
-// comparison: wazero's WithCloseOnContextDone plus a deadline per call. It is simple and catches
-// every runaway loop, but it is expensive on loop-heavy guests: wazero then exits to Go at every
-// loop header and starts a goroutine per call (measured 8-23x slower on byte-at-a-time transforms,
-// ~1.5 µs per call; see docs/DECISIONS.md).
-type deadlineBound struct {
-	timeout time.Duration
-}
-
-func (d deadlineBound) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig {
-	// Without this, neither a deadline nor Module.Close stops a spinning guest, and the next GC of
-	// the whole worker waits for it forever.
-	return rc.WithCloseOnContextDone(true)
-}
-
-func (deadlineBound) setup(context.Context, wazero.Runtime) error { return nil }
-func (deadlineBound) prepare(wasm []byte) ([]byte, error)         { return wasm, nil }
-func (deadlineBound) release(api.Module)                          {}
-
-func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d.timeout)
 }
 
 // forEachBound runs fn as a sub-benchmark per CPU bound, with a session of a fresh host.
@@ -144,4 +124,54 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBuiltinSourceBound is the built-in FileStreamSource (a Go guest, built from
+// plugins/file) reading 100,000 lines of 100 bytes through the boundary as a task polls it
+// (batch.size 2000), with the fuel bound and with none: what the CPU bound costs on a real plugin.
+// make bench reads its records/s into the table.
+//
+//	go test -run '^$' -bench BuiltinSourceBound -count 3 ./wasmhost/
+func BenchmarkBuiltinSourceBound(b *testing.B) {
+	const lines = 100_000
+	dir, err := pluginbuild.Dir("plugins/file")
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := b.TempDir()
+	in := filepath.Join(files, "in.txt")
+	if err := os.WriteFile(in, []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", lines)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, bound := range []struct {
+		name string
+		cpu  cpuBound
+	}{{"bound=fuel", nil}, {"bound=none", unbounded{}}} {
+		b.Run(bound.name, func(b *testing.B) {
+			ctx := context.Background()
+			h, _ := newTestHostBound(b, Config{PluginPath: []string{dir}, FSAllow: []string{files}, MemoryLimitBytes: 256 << 20}, bound.cpu)
+			src := mustResolve(b, h, "FileStreamSource")
+			if _, err := h.compiledModule(h.modules[src.Module]); err != nil { // not the compile's time
+				b.Fatal(err)
+			}
+			var read int
+			for b.Loop() {
+				s := h.NewSession(Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
+				task, err := s.Open(ctx, src, wire.RoleTask, map[string]string{"file": in, "topic": "t", "batch.size": "2000"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for n := 0; n < lines; {
+					rs, err := task.Poll(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += len(rs)
+					read += len(rs)
+				}
+				s.Close(ctx)
+			}
+			b.ReportMetric(float64(read)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
 }

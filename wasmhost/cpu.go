@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"context"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -27,4 +28,28 @@ type cpuBound interface {
 	start(ctx context.Context, mod api.Module) (context.Context, context.CancelFunc)
 	// release forgets an instance that is being closed.
 	release(mod api.Module)
+}
+
+// deadlineBound is the CPU bound the worker used before fuel: wazero's WithCloseOnContextDone plus
+// a deadline per call. It is kept as the benchmarks' point of comparison, and bounds the one-off
+// describe calls in the interpreter (see describer), where a fuel rewrite would cost more than it
+// saves. It is simple and catches every runaway loop, but it is expensive on loop-heavy guests: wazero then exits to Go at every
+// loop header and starts a goroutine per call (measured 8-23x slower on byte-at-a-time transforms,
+// ~1.5 µs per call; see docs/DECISIONS.md).
+type deadlineBound struct {
+	timeout time.Duration
+}
+
+func (d deadlineBound) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig {
+	// Without this, neither a deadline nor Module.Close stops a spinning guest, and the next GC of
+	// the whole worker waits for it forever.
+	return rc.WithCloseOnContextDone(true)
+}
+
+func (deadlineBound) setup(context.Context, wazero.Runtime) error { return nil }
+func (deadlineBound) prepare(wasm []byte) ([]byte, error)         { return wasm, nil }
+func (deadlineBound) release(api.Module)                          {}
+
+func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d.timeout)
 }

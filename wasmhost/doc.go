@@ -5,15 +5,18 @@
 // # What it owns
 //
 //   - Loading. New scans the plugin path (each directory and its immediate subdirectories, as
-//     Kafka's plugin.path), compiles every *.wasm once per process, checks its exports and imports
-//     against ABI v1, and reads wc_abi_version and wc_describe from a scratch instance. A module
-//     that fails any step is listed in LoadErrors with its file and the precise reason, and the
-//     others load regardless: one broken plugin must not keep a worker from starting.
+//     Kafka's plugin.path), checks every *.wasm's exports and imports against ABI v1, and reads
+//     wc_abi_version and wc_describe from a scratch instance in wazero's interpreter, or takes the
+//     descriptor from the cache for a file it described and compiled before. It compiles a module
+//     once per process: a new one in the background at once, a cached one when it is first used
+//     (lazy.go). A module that fails any step is listed in LoadErrors with its file and the precise
+//     reason, and the others load regardless: one broken plugin must not keep a worker from starting.
 //   - The catalogue. Plugins lists what the modules describe; Resolve finds the plugin a user named
 //     the way Kafka Connect users expect (class, then short name, then alias) and, for an unknown
 //     name, lists what is available.
-//   - The compilation cache. With Config.CacheDir, compiled code survives restarts (a Go guest
-//     compiles in ~0.5 s cold, ~70 ms from the cache).
+//   - The caches. With Config.CacheDir, compiled code, instrumented modules and descriptors
+//     survive restarts (a Go guest compiles in 1.3-2.2 s cold, ~60 ms from the cache), so that a
+//     restarted worker lists its plugins in milliseconds.
 //   - Instances. A Session holds the instances of one connector or task: at most one per module,
 //     shared by every plugin of that module the session opens (key and value converter, say),
 //     because a Go guest instance costs ~3 MiB and ~6 ms. Validate uses a throwaway instance so
@@ -25,8 +28,10 @@
 //   - Limits. Linear memory is capped per instance (Config.MemoryLimitBytes); every call is bounded
 //     in time (Config.CallTimeout); the guest sees only the directories in Config.FSAllow (each
 //     path confined to them after symbolic links are resolved, only regular files and directories
-//     opened: internal/rootfs), real clocks and randomness, no network, no environment. Guest
-//     stdout and stderr become log lines tagged with connector and task.
+//     opened: internal/rootfs), real clocks and randomness, no environment, and only the TCP
+//     destinations of Config.NetAllow (net.go, wasmhost/netgrant: checked on resolved addresses,
+//     narrowed per session by Env.NetAllow, waits in the host bounded by the call's deadline and
+//     context). Guest stdout and stderr become log lines tagged with connector and task.
 //
 // # Failures
 //
@@ -56,7 +61,8 @@
 // Kafka. Records, offsets and configurations are opaque ABI values here: no topics are created,
 // no offsets stored, no connector config keys interpreted (the Env's OffsetReader and the caller's
 // config maps come from the worker). Nor does it know the worker's settings names: the worker maps
-// plugin.path, plugin.memory.max.bytes, plugin.call.timeout.ms and plugin.fs.allow onto Config.
+// plugin.path, plugin.memory.max.bytes, plugin.call.timeout.ms, plugin.fs.allow and plugin.net.allow
+// onto Config (refused dials name plugin.net.allow, as sdk/ABI.md documents them).
 //
 // # Usage
 //

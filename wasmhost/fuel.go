@@ -60,13 +60,7 @@ func (f *fuelBound) prepare(wasm []byte) ([]byte, error) {
 		return nil, err
 	}
 	if cached != "" {
-		// Best effort: a cache that cannot be written only costs time on the next start.
-		if err := os.MkdirAll(filepath.Dir(cached), 0o700); err == nil {
-			tmp := fmt.Sprintf("%s.%d.tmp", cached, os.Getpid())
-			if os.WriteFile(tmp, out, 0o600) == nil {
-				os.Rename(tmp, cached)
-			}
-		}
+		writeCacheFile(cached, out)
 	}
 	return out, nil
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
 // fixtureDir holds the testdata/*.wat fixtures compiled to .wasm by TestMain, plus garbage.wasm.
@@ -27,6 +29,7 @@ func TestMain(m *testing.M) {
 	}
 	fixtureDir = dir
 	code := m.Run()
+	pluginbuild.Cleanup()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

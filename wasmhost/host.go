@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost/internal/rootfs"
+	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 )
 
 // Defaults for the zero values of Config.
@@ -33,8 +37,9 @@ type Config struct {
 	// PluginPath lists directories. Every *.wasm file directly inside each, and inside its immediate
 	// subdirectories (one folder per plugin, as Kafka's plugin.path), is loaded as a module.
 	PluginPath []string
-	// CacheDir holds wazero's compiled code across processes, so that a restart skips compilation
-	// (a Go guest: ~0.5 s cold, ~70 ms cached). Empty: compile in memory only.
+	// CacheDir holds wazero's compiled code, the fuel-instrumented modules and the modules'
+	// descriptors across processes, so that a restart neither compiles nor runs a module before a
+	// plugin of it is used (see lazy.go). Empty: compile in memory only.
 	CacheDir string
 	// MemoryLimitBytes caps the linear memory of each instance, rounded up to 64 KiB pages.
 	// Zero: DefaultMemoryLimitBytes.
@@ -46,6 +51,12 @@ type Config struct {
 	// is confined to its directory after symbolic links are resolved (see internal/rootfs), and only
 	// regular files and directories can be opened. None: the guest has no file system at all.
 	FSAllow []string
+	// NetAllow is what plugins may connect to (sdk/ABI.md §1, "Network"); a session may narrow it
+	// (Env.NetAllow). The zero grant: no network at all.
+	NetAllow netgrant.Grant
+	// Lookup resolves the host names plugins dial and the names in the grants. Nil: the system
+	// resolver.
+	Lookup netgrant.Lookup
 	// Logger receives host diagnostics and, tagged per connector and task, guest log lines and
 	// stdout/stderr. Nil: slog.Default().
 	Logger *slog.Logger
@@ -74,33 +85,49 @@ func (e LoadError) Unwrap() error { return e.Err }
 // Host owns the wazero runtime, the compiled modules and the plugin catalogue. It is safe for
 // concurrent use; instances live in Sessions.
 type Host struct {
-	cfg     Config
-	log     *slog.Logger
-	rt      wazero.Runtime
-	cache   wazero.CompilationCache
-	cpu     cpuBound
-	modCfg  wazero.ModuleConfig // shared part of every instance's config (FS, clocks, randomness)
-	roots   []*rootfs.FS        // the FSAllow directories, shared by every instance
-	pages   uint32              // memory cap in pages
-	modules map[string]*module  // by path
-	plugins []Plugin            // sorted by kind, then class
+	cfg    Config
+	log    *slog.Logger
+	rt     wazero.Runtime
+	cache  wazero.CompilationCache
+	cpu    cpuBound
+	lookup netgrant.Lookup
+	modCfg wazero.ModuleConfig // shared part of every instance's config (FS, clocks, randomness)
+	roots  []*rootfs.FS        // the FSAllow directories, shared by every instance
+	pages  uint32              // memory cap in pages
+
+	// The catalogue changes after New only when a module described at start fails its deferred
+	// compile (dropModule).
+	mu      sync.RWMutex
+	modules map[string]*module // by path
+	plugins []Plugin           // sorted by kind, then class
 	errs    []LoadError
 
+	compiling sync.WaitGroup // background compiles, which Close waits for
+	closing   atomic.Bool    // set by Close: queued background compiles are skipped
 	closeOnce sync.Once
 }
 
-// module is one compiled .wasm file; it is compiled once per process and instantiated per session.
+// module is one .wasm file; it is compiled at most once per process, when first needed
+// (compiledModule), and instantiated per session.
 type module struct {
 	path          string
-	base          string // file name, for messages and log tags
-	compiled      wazero.CompiledModule
+	base          string   // file name, for messages and log tags
+	sum           [32]byte // SHA-256 of the file as described, so a later compile uses the same bytes
 	hasInitialize bool
 	plugins       []Plugin
+	cached        bool   // the descriptor came from the cache: the module compiled before, unchanged
+	descriptor    []byte // what wc_describe returned, until it is cached after the first compile
+
+	compileOnce sync.Once
+	compiled    wazero.CompiledModule
+	compileErr  error
 }
 
-// New compiles every module on the plugin path and reads its descriptor. A module that cannot be
-// used is recorded in LoadErrors and skipped, so that one bad file never keeps the others (or the
-// worker) from starting; New itself fails only when the runtime cannot be set up.
+// New reads the descriptor of every module on the plugin path, from the cache or by running the
+// module in wazero's interpreter, and compiles the modules it had not seen before in the
+// background (see lazy.go). A module that cannot be used is recorded in LoadErrors and skipped, so
+// that one bad file never keeps the others (or the worker) from starting; New itself fails only
+// when the runtime cannot be set up.
 func New(ctx context.Context, cfg Config) (*Host, error) { return newHost(ctx, cfg, nil) }
 
 // newHost is New with a chosen CPU bound (nil: the default), so that tests and benchmarks can
@@ -114,6 +141,11 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Lookup == nil {
+		cfg.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
 	}
 	if cfg.MemoryLimitBytes > 1<<32 {
 		return nil, fmt.Errorf("wasmhost: memory limit %d bytes is over the 4 GiB a 32-bit WebAssembly memory can address", cfg.MemoryLimitBytes)
@@ -132,6 +164,7 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		cpu:     cpu,
+		lookup:  cfg.Lookup,
 		pages:   uint32(pages),
 		modules: map[string]*module{},
 	}
@@ -171,6 +204,7 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	for _, e := range h.errs {
 		h.log.Error("plugin module not loaded", "path", e.Path, "error", e.Err)
 	}
+	h.compileNewModules()
 	return h, nil
 }
 
@@ -223,6 +257,10 @@ func baseModuleConfig(roots []*rootfs.FS) wazero.ModuleConfig {
 func (h *Host) Close(ctx context.Context) error {
 	var err error
 	h.closeOnce.Do(func() {
+		// A compile into a closed runtime would fail and be reported as a load error: let the
+		// running ones finish (one module on 2 CPUs) and skip the queued ones.
+		h.closing.Store(true)
+		h.compiling.Wait()
 		if h.rt != nil {
 			err = h.rt.Close(ctx)
 		}
@@ -237,10 +275,18 @@ func (h *Host) Close(ctx context.Context) error {
 }
 
 // Plugins returns every loaded plugin, sorted by kind and class.
-func (h *Host) Plugins() []Plugin { return slices.Clone(h.plugins) }
+func (h *Host) Plugins() []Plugin {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return slices.Clone(h.plugins)
+}
 
 // LoadErrors returns the modules that were not loaded, and why.
-func (h *Host) LoadErrors() []LoadError { return slices.Clone(h.errs) }
+func (h *Host) LoadErrors() []LoadError {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return slices.Clone(h.errs)
+}
 
 // UnknownPluginError is returned by Resolve for a name that matches no plugin of the kind asked.
 type UnknownPluginError struct {
@@ -269,7 +315,7 @@ func (e *UnknownPluginError) Error() string {
 // then the short name, then the aliases. An empty kind matches every kind.
 func (h *Host) Resolve(name string, kind wire.Kind) (Plugin, error) {
 	var cands []Plugin
-	for _, p := range h.plugins {
+	for _, p := range h.Plugins() {
 		if kind == "" || p.Kind == kind {
 			cands = append(cands, p)
 		}
@@ -290,8 +336,16 @@ func (h *Host) Resolve(name string, kind wire.Kind) (Plugin, error) {
 
 // moduleOf returns the loaded module that provides p.
 func (h *Host) moduleOf(p Plugin) (*module, error) {
+	h.mu.RLock()
 	m := h.modules[p.Module]
+	h.mu.RUnlock()
 	if m == nil || !slices.ContainsFunc(m.plugins, func(q Plugin) bool { return q.Class == p.Class }) {
+		// A module dropped after its deferred compile failed: say why.
+		for _, e := range h.LoadErrors() {
+			if e.Path == p.Module {
+				return nil, fmt.Errorf("wasmhost: plugin %q is not loaded by this host: %w", p.Name, e)
+			}
+		}
 		return nil, fmt.Errorf("wasmhost: plugin %q (%s) is not loaded by this host", p.Name, p.Module)
 	}
 	return m, nil

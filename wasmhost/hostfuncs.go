@@ -10,13 +10,15 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// instantiateHostModule provides the "wasmconnect" imports of sdk/ABI.md §1. They are registered
-// once per runtime and find the calling instance (its logger, its offsets) in the call's context.
+// instantiateHostModule provides the "wasmconnect" imports of sdk/ABI.md §1 (the network ones are in
+// net.go). They are registered once per runtime and find the calling instance (its logger, its
+// offsets, its connections) in the call's context. A guest is linked only to the imports it names,
+// so one that does not use the network is unaffected by its functions.
 //
 // Guest pointers are never trusted: every access is bounds-checked, and a bad one is recorded as a
 // GuestError for the current call instead of panicking, which wazero would turn into a trap.
 func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
-	_, err := rt.NewHostModuleBuilder("wasmconnect").
+	_, err := exportNet(rt.NewHostModuleBuilder("wasmconnect").
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(hostLog), []api.ValueType{i32, i32, i32}, nil).
 		WithParameterNames("level", "ptr", "len").
@@ -25,7 +27,7 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(hostOffsetGet), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("part_ptr", "part_len", "out_ptr", "out_cap").
 		WithResultNames("len").
-		Export("offset_get").
+		Export("offset_get")).
 		Instantiate(ctx)
 	return err
 }

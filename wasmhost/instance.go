@@ -36,6 +36,8 @@ type instance struct {
 	failed         error           // set once: a *TrapError, or errSessionClosed; no call is made after
 	hostErr        error           // a host function's complaint about the current call
 	done           <-chan struct{} // the current call's cancellation, for sleeping host functions
+	deadline       time.Time       // the current call's CPU bound, for waiting host functions
+	net            *netState       // its connections (net.go); nil until a session owns it
 }
 
 // instanceKey carries the calling instance to the host functions through the call's context.
@@ -48,6 +50,10 @@ func (in *instance) bind(ctx context.Context) context.Context {
 // instantiate creates an instance of m and runs its _initialize. log receives the guest's log lines
 // and stdio; offsets answers offset_get (nil: nothing stored).
 func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, offsets OffsetReader) (*instance, error) {
+	compiled, err := h.compiledModule(m)
+	if err != nil {
+		return nil, err
+	}
 	in := &instance{h: h, m: m, log: log, offsets: offsets}
 	in.stdout = newLineLogger(log, slog.LevelInfo, "stdout", false)
 	in.stderr = newLineLogger(log, slog.LevelWarn, "stderr", true)
@@ -55,7 +61,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 
 	// A start section runs guest code during instantiation, so the CPU bound applies here too.
 	cctx, stop := h.cpu.start(ctx, nil)
-	mod, err := h.rt.InstantiateModule(in.bind(cctx), m.compiled, mc)
+	mod, err := h.rt.InstantiateModule(in.bind(cctx), compiled, mc)
 	stop()
 	if err != nil {
 		msg := fmt.Sprintf("instantiate %s: %v", m.base, err)
@@ -103,13 +109,14 @@ func (in *instance) invoke(ctx context.Context, plugin, op string, fn api.Functi
 	}
 	cctx, stop := in.h.cpu.start(ctx, in.mod)
 	in.done = cctx.Done()
+	in.deadline = time.Now().Add(in.h.cfg.CallTimeout)
 	in.hostErr = nil
 	in.stderr.startCall()
 	t0 := time.Now()
 	err := fn.CallWithStack(in.bind(cctx), stack)
 	elapsed := time.Since(t0)
 	stop()
-	in.done = nil
+	in.done, in.deadline = nil, time.Time{}
 	if err != nil {
 		return in.fail(plugin, op, err, elapsed)
 	}
@@ -139,6 +146,7 @@ func (in *instance) fail(plugin, op string, cause error, elapsed time.Duration) 
 	te.OutOfMemory = !te.Timeout && (te.memBytes+slack >= te.memLimit ||
 		strings.Contains(strings.ToLower(te.Stderr), "out of memory"))
 	in.failed = te
+	in.net.closeAll()
 	in.h.cpu.release(in.mod)
 	in.mod.Close(context.Background())
 	in.log.Error("plugin instance failed and was discarded", "op", op, "plugin", plugin, "error", firstLine(te.Error()))
@@ -159,6 +167,7 @@ func (in *instance) close(ctx context.Context, cause error) {
 	}
 	if in.failed == nil {
 		in.failed = cause
+		in.net.closeAll()
 		in.h.cpu.release(in.mod)
 		in.mod.Close(ctx)
 	}

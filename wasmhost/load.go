@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmconnect/wasmconnect/wasmhost/internal/fuel"
@@ -92,11 +94,13 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 
 func isWasm(name string) bool { return strings.HasSuffix(name, ".wasm") }
 
-// load compiles and describes every module (in parallel: a Go guest takes ~0.5 s to compile), then
+// load describes every module (in parallel: a Go guest takes ~0.25 s in the interpreter), then
 // registers them in path order so that the first module providing a class keeps it.
 func (h *Host) load(ctx context.Context) {
 	files, errs := findModules(h.cfg.PluginPath)
 	h.errs = errs
+	d := &describer{h: h}
+	defer d.close(ctx)
 	type result struct {
 		m   *module
 		err error
@@ -110,7 +114,7 @@ func (h *Host) load(ctx context.Context) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			m, err := h.loadModule(ctx, f)
+			m, err := h.loadModule(ctx, d, f)
 			results[i] = result{m, err}
 		}()
 	}
@@ -129,7 +133,6 @@ func (h *Host) load(ctx context.Context) {
 			}
 		}
 		if len(dups) > 0 {
-			r.m.compiled.Close(ctx)
 			h.errs = append(h.errs, LoadError{Path: files[i], Err: fmt.Errorf("%s; the module is skipped", strings.Join(dups, "; "))})
 			continue
 		}
@@ -148,10 +151,11 @@ func (h *Host) load(ctx context.Context) {
 	})
 }
 
-// loadModule compiles one file, checks it against ABI v1 and reads its descriptor from a scratch
-// instance. Every error names precisely what is wrong, because the operator sees it at start-up
-// with nothing else to go on.
-func (h *Host) loadModule(ctx context.Context, path string) (*module, error) {
+// loadModule reads one file's descriptor: from the descriptor cache when this file, with this
+// memory limit, compiled before (no guest code runs then), or else by checking it against ABI v1
+// and calling wc_describe in the interpreter. Every error names precisely what is wrong, because
+// the operator sees it at start-up with nothing else to go on.
+func (h *Host) loadModule(ctx context.Context, d *describer, path string) (*module, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -159,39 +163,26 @@ func (h *Host) loadModule(ctx context.Context, path string) (*module, error) {
 	if !bytes.HasPrefix(b, []byte("\x00asm")) {
 		return nil, fmt.Errorf("not a WebAssembly module: the file does not start with the \\0asm magic number")
 	}
-	b, err = h.cpu.prepare(b)
-	if err != nil {
-		return nil, fmt.Errorf("instrument: %w", err)
+	m := &module{path: path, base: filepath.Base(path), sum: sha256.Sum256(b)}
+	if c, ok := h.cachedDescriptor(m); ok {
+		m.hasInitialize, m.cached = c.Initialize, true
+		return m, h.parseDescriptor(m, c.Descriptor)
 	}
-	compiled, err := h.rt.CompileModule(ctx, b)
-	if err != nil {
-		if strings.Contains(err.Error(), "over limit") {
-			return nil, fmt.Errorf("compile: %w (the per-instance memory limit is %s)", err, mib(uint64(h.pages)<<16))
-		}
-		return nil, fmt.Errorf("compile: %w", err)
-	}
-	m := &module{path: path, base: filepath.Base(path), compiled: compiled}
-	ok := false
-	defer func() {
-		if !ok {
-			compiled.Close(ctx)
-		}
-	}()
-	if err := checkShape(m); err != nil {
-		return nil, err
-	}
-	if err := h.describe(ctx, m); err != nil {
-		return nil, err
-	}
-	ok = true
-	return m, nil
+	return m, d.describe(ctx, m, b)
 }
 
-// checkShape checks the exports and imports before anything runs, so that a module built against
-// the wrong SDK is named as such instead of failing later with a link error or a trap.
-func checkShape(m *module) error {
+// compileError says why a module did not compile, with the memory limit when that is the cause.
+func (h *Host) compileError(err error) error {
+	if strings.Contains(err.Error(), "over limit") {
+		return fmt.Errorf("compile: %w (the per-instance memory limit is %s)", err, mib(uint64(h.pages)<<16))
+	}
+	return fmt.Errorf("compile: %w", err)
+}
+
+// checkShape checks the exports and imports of c, m's code, before anything runs, so that a module
+// built against the wrong SDK is named as such instead of failing later with a link error or a trap.
+func checkShape(m *module, c wazero.CompiledModule) error {
 	var problems []string
-	c := m.compiled
 	if len(c.ImportedMemories()) > 0 {
 		problems = append(problems, `imports its linear memory; ABI v1 requires the module to define and export it as "memory"`)
 	} else if _, ok := c.ExportedMemories()["memory"]; !ok {
@@ -220,11 +211,11 @@ func checkShape(m *module) error {
 		mod, name, _ := def.Import()
 		switch {
 		case mod == "wasi_snapshot_preview1":
-		case mod == "wasmconnect" && (name == "log" || name == "offset_get"):
+		case mod == "wasmconnect" && (name == "log" || name == "offset_get" || slices.Contains(wire.NetImports, name)):
 		case mod == fuel.ImportModule && name == fuel.ImportName:
 			// Added by the fuel rewrite, which refuses modules that import it themselves.
 		default:
-			problems = append(problems, fmt.Sprintf("imports %s.%s, which the host does not provide (it offers wasmconnect.log, wasmconnect.offset_get and wasi_snapshot_preview1)", mod, name))
+			problems = append(problems, fmt.Sprintf("imports %s.%s, which the host does not provide (it offers wasmconnect.log, wasmconnect.offset_get, wasmconnect.net_* and wasi_snapshot_preview1)", mod, name))
 		}
 	}
 	if len(problems) > 0 {
@@ -247,12 +238,12 @@ func signature(params, results []api.ValueType) string {
 	return "(" + names(params) + ") -> " + names(results)
 }
 
-// describe instantiates m once, checks wc_abi_version and reads wc_describe into m.plugins. The
+// describe instantiates m once, checks wc_abi_version and returns what wc_describe says. The
 // instance is thrown away: a long-lived one per module would cost megabytes for Go guests.
-func (h *Host) describe(ctx context.Context, m *module) error {
+func (h *Host) describe(ctx context.Context, m *module) ([]byte, error) {
 	in, err := h.instantiate(ctx, m, h.log.With("module", m.base), nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer in.close(ctx, nil)
 	in.mu.Lock()
@@ -260,18 +251,19 @@ func (h *Host) describe(ctx context.Context, m *module) error {
 
 	stack := in.stack[:]
 	if err := in.invoke(ctx, "", "wc_abi_version", in.mod.ExportedFunction("wc_abi_version"), stack); err != nil {
-		return err
+		return nil, err
 	}
 	if v := api.DecodeI32(stack[0]); v != wire.Version {
-		return fmt.Errorf("declares ABI version %d (wc_abi_version); this host implements version %d", v, wire.Version)
+		return nil, fmt.Errorf("declares ABI version %d (wc_abi_version); this host implements version %d", v, wire.Version)
 	}
 	if err := in.invoke(ctx, "", "wc_describe", in.mod.ExportedFunction("wc_describe"), stack); err != nil {
-		return err
+		return nil, err
 	}
-	out, err := in.result("", "wc_describe", stack[0])
-	if err != nil {
-		return err
-	}
+	return in.result("", "wc_describe", stack[0])
+}
+
+// parseDescriptor checks a descriptor wc_describe returned and sets m.plugins from it.
+func (h *Host) parseDescriptor(m *module, out []byte) error {
 	var d wire.Descriptor
 	if err := json.Unmarshal(out, &d); err != nil {
 		return fmt.Errorf("wc_describe returned an invalid descriptor: %w", err)

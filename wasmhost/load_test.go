@@ -151,20 +151,26 @@ func TestCompilationCacheDir(t *testing.T) {
 	cache := t.TempDir()
 	dir := pluginDir(t, standardLayout)
 	h, _ := newTestHost(t, Config{PluginPath: []string{dir}, CacheDir: cache})
+	h.compiling.Wait()
 	h.Close(context.Background())
 
-	// The first host filled both caches: wazero's compiled code and the fuel-instrumented modules.
+	// The first host filled the three caches: wazero's compiled code, the fuel-instrumented modules
+	// and the descriptors (once its background compiles were done).
 	before := cacheFiles(t, cache)
-	var fuelFiles, compiled int
+	var fuelFiles, descriptors, compiled int
 	for path := range before {
-		if strings.HasPrefix(path, "fuel-v1"+string(filepath.Separator)) {
+		switch {
+		case strings.HasPrefix(path, "fuel-v1"+string(filepath.Separator)):
 			fuelFiles++
-		} else {
+		case strings.HasPrefix(path, "describe-v1"+string(filepath.Separator)):
+			descriptors++
+		default:
 			compiled++
 		}
 	}
-	if fuelFiles < 2 || compiled < 2 {
-		t.Fatalf("cache dir holds %d instrumented and %d compiled modules, want one of each per module: %v", fuelFiles, compiled, before)
+	if fuelFiles != 2 || descriptors != 2 || compiled < 2 {
+		t.Fatalf("cache dir holds %d instrumented modules, %d descriptors and %d compiled modules, want one of each per module: %v",
+			fuelFiles, descriptors, compiled, before)
 	}
 	// A second host (as a restarted process would) loads from the populated cache: it finds every
 	// module there, so it writes nothing. A miss would instrument or compile again and rewrite an
@@ -172,6 +178,11 @@ func TestCompilationCacheDir(t *testing.T) {
 	h2, _ := newTestHost(t, Config{PluginPath: []string{dir}, CacheDir: cache})
 	if len(h2.LoadErrors()) != 0 || len(h2.Plugins()) != 10 {
 		t.Fatalf("second load: %v, %d plugins", h2.LoadErrors(), len(h2.Plugins()))
+	}
+	for _, name := range []string{"SeqSource", "Trapper"} { // compile both, from the caches
+		if _, err := h2.compiledModule(h2.modules[mustResolve(t, h2, name).Module]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	after := cacheFiles(t, cache)
 	if len(after) != len(before) {

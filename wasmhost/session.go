@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 )
 
 // OffsetReader answers a source task's offset_get: the stored offset (a JSON object) for a source
@@ -25,6 +26,10 @@ type Env struct {
 	Task      int
 	Logger    *slog.Logger // nil: the host's logger
 	Offsets   OffsetReader // nil: no stored offsets
+	// NetAllow is the connector's own plugin.net.allow, which narrows Config.NetAllow (a
+	// destination must be in both); nil: not narrowed.
+	NetAllow *netgrant.Grant
+	Net      NetMetrics // nil: not counted
 }
 
 // Session holds the instances of one connector or task: at most one per module, shared by every
@@ -127,6 +132,7 @@ func (s *Session) instance(ctx context.Context, m *module) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.net = s.h.newNetState(s.env)
 	s.instances[m] = in
 	return in, nil
 }

@@ -63,6 +63,7 @@ func TestEveryKeyIsRead(t *testing.T) {
 		"topic.tracking.allow.reset":              set("topic.tracking.allow.reset", "false"),
 		"plugin.path":                             set("plugin.path", "/p"),
 		"plugin.fs.allow":                         set("plugin.fs.allow", dir),
+		"plugin.net.allow":                        set("plugin.net.allow", "127.0.0.1:5432"),
 		"plugin.cache.dir":                        set("plugin.cache.dir", "/c"),
 		"plugin.memory.max.bytes":                 set("plugin.memory.max.bytes", "65536"),
 		"plugin.call.timeout.ms":                  set("plugin.call.timeout.ms", "1"),

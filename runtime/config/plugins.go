@@ -5,12 +5,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 )
 
 // pluginKeys are the plugin host's keys: where modules are found and the sandbox they run in.
 var pluginKeys = []Key{
 	{Name: "plugin.path", Doc: "directories of .wasm plugin modules"},
 	{Name: "plugin.fs.allow", Doc: "directories plugins may read and write"},
+	{Name: "plugin.net.allow", Doc: "TCP destinations plugins may connect to (host:port, host:*, CIDR:port; none by default)"},
 	{Name: "plugin.cache.dir", Doc: "compiled-module cache (default: the user cache dir's wasmconnect)"},
 	{Name: "plugin.memory.max.bytes", Default: "268435456", Doc: "linear memory cap of each plugin instance"},
 	{Name: "plugin.call.timeout.ms", Default: "30000", Doc: "bound on one call into a plugin"},
@@ -36,6 +39,11 @@ func parsePlugins(p *parser, w *Worker) {
 		} else if !st.IsDir() {
 			p.fail("plugin.fs.allow", d, "not a directory (plugins are granted directories, not files)")
 		}
+	}
+	if g, err := netgrant.Parse(p.str("plugin.net.allow")); err != nil {
+		p.fail("plugin.net.allow", p.str("plugin.net.allow"), err.Error())
+	} else {
+		w.PluginNetAllow = g
 	}
 	w.PluginCacheDir = p.str("plugin.cache.dir")
 	if _, given := p.raw("plugin.cache.dir"); !given {

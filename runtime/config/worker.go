@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 )
 
 // Worker is a worker's validated settings, parsed once at start-up: each part of the worker
@@ -33,6 +35,8 @@ type Worker struct {
 	PluginCacheDir    string        // plugin.cache.dir: wazero compilation cache
 	PluginMemoryMax   uint64        // plugin.memory.max.bytes (256 MiB): linear memory cap per plugin instance
 	PluginCallTimeout time.Duration // plugin.call.timeout.ms (30000): bound on one call into a plugin
+
+	PluginNetAllow netgrant.Grant // plugin.net.allow: TCP destinations plugins may connect to (none)
 
 	OffsetFlushInterval time.Duration // offset.flush.interval.ms (60000)
 	OffsetFlushTimeout  time.Duration // offset.flush.timeout.ms (5000)

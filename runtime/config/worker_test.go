@@ -119,3 +119,21 @@ func TestPluginFSAllowMustBeDirectories(t *testing.T) {
 		t.Fatalf("plugin.fs.allow=%s: %v %v", dir, w, err)
 	}
 }
+
+func TestPluginNetAllow(t *testing.T) {
+	props := map[string]string{"group.id": "g", "config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
+		"key.converter": "k", "value.converter": "v"}
+	w, err := Parse("w.properties", props, Distributed)
+	if err != nil || !w.PluginNetAllow.Empty() {
+		t.Fatalf("without plugin.net.allow: %v, grant %q; want no network", err, w.PluginNetAllow)
+	}
+	props["plugin.net.allow"] = "127.0.0.1:5432, db.internal:*, 10.0.0.0/8:443"
+	if w, err = Parse("w.properties", props, Distributed); err != nil || w.PluginNetAllow.String() != "127.0.0.1:5432, db.internal:*, 10.0.0.0/8:443" {
+		t.Fatalf("plugin.net.allow: %v, grant %q", err, w.PluginNetAllow)
+	}
+	props["plugin.net.allow"] = "127.0.0.1:5432,db.internal"
+	_, err = Parse("w.properties", props, Distributed)
+	if err == nil || !strings.Contains(err.Error(), `invalid value "127.0.0.1:5432,db.internal" for plugin.net.allow: entry "db.internal": want host:port`) {
+		t.Fatalf("bad plugin.net.allow: %v", err)
+	}
+}

@@ -33,8 +33,12 @@ func TestWorkerScopeLoggers(t *testing.T) {
 	if lv, found, _ := e.h.Logger(e.ctx, "wasmconnect.wasmhost"); !found || lv.Level != "INFO" || lv.LastModified != nil {
 		t.Errorf("wasmhost logger %+v %v", lv, found)
 	}
-	if _, found, _ := e.h.Logger(e.ctx, "org.apache.kafka.connect"); found {
+	if _, found, _ := e.h.Logger(e.ctx, "org.example.Nothing"); found {
 		t.Error("a logger that does not exist was found")
+	}
+	// Kafka Connect's name for the task loops answers with theirs.
+	if lv, found, _ := e.h.Logger(e.ctx, "org.apache.kafka.connect.runtime.WorkerSourceTask"); !found || lv.Level != "DEBUG" {
+		t.Errorf("Kafka's task logger %+v %v", lv, found)
 	}
 	if lv, found, _ := e.h.Logger(e.ctx, "ROOT"); !found || lv.Level != "INFO" {
 		t.Errorf("root %+v %v", lv, found)

@@ -84,6 +84,7 @@ type Registry struct {
 	mu         sync.Mutex
 	tasks      map[connect.TaskID]*Task
 	connectors map[string]*Connector
+	nets       map[string]*Net
 	nTasks     atomic.Int64
 	nConns     atomic.Int64
 	closed     bool

@@ -167,6 +167,7 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 		MemoryLimitBytes: cfg.PluginMemoryMax,
 		CallTimeout:      cfg.PluginCallTimeout,
 		FSAllow:          cfg.PluginFSAllow,
+		NetAllow:         cfg.PluginNetAllow,
 		Logger:           n.log,
 	})
 	if err != nil {

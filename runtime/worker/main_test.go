@@ -56,6 +56,9 @@ func run(m *testing.M) (int, error) {
 	if errs := testHost.LoadErrors(); len(errs) > 0 {
 		return 0, fmt.Errorf("loading plugins: %v", errs)
 	}
+	if err := testHost.CompileAll(); err != nil { // here, not inside the first test's deadline
+		return 0, err
+	}
 	testDataDir = data
 	return m.Run(), nil
 }

@@ -111,7 +111,12 @@ func (w *Worker) TaskConfigs(ctx context.Context, name string, cfg map[string]st
 	if err != nil {
 		return nil, err
 	}
-	sess := w.host.NewSession(wasmhost.Env{Connector: name, Task: -1, Logger: w.log})
+	env, release, err := w.withNet(wasmhost.Env{Connector: name, Task: -1, Logger: w.log}, resolved)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	sess := w.host.NewSession(env)
 	defer sess.Close(context.WithoutCancel(ctx))
 	conn, err := sess.Open(ctx, p, wire.RoleConnector, resolved)
 	if err != nil {
@@ -250,10 +255,15 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			return fail(fmt.Errorf("reading source offsets: %w", err))
 		}
 	}
-	sess := w.host.NewSession(wasmhost.Env{
+	env, release, err := w.withNet(wasmhost.Env{
 		Connector: id.Connector, Task: id.Task, Logger: w.log,
 		Offsets: offsetReader{w.offsets, id.Connector},
-	})
+	}, connCfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
+	sess := w.host.NewSession(env)
 	defer sess.Close(context.Background())
 	plugin, err := sess.Open(ctx, p, wire.RoleTask, taskCfg)
 	if err != nil {

@@ -1,0 +1,574 @@
+//go:build e2e
+
+package main
+
+// BenchmarkTable is make bench: one table of the figures the project tracks, measured side by side
+// in one run against one broker process, each the median of three runs, written as Markdown and
+// JSON. It runs only with -bench (never in make test).
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
+)
+
+var benchOut = flag.String("bench.out", filepath.Join("..", "..", "build"), "directory BenchmarkTable writes bench.md and bench.json to")
+
+const (
+	benchRuns  = 3       // each figure is the median of this many runs
+	benchLines = 200_000 // lines of 101 bytes for the throughput rows
+)
+
+// benchRow is one line of the table: a median and the runs it came from.
+type benchRow struct {
+	Group  string    `json:"group"`
+	Name   string    `json:"name"`
+	Unit   string    `json:"unit"`
+	Median float64   `json:"median"`
+	Runs   []float64 `json:"runs"`
+	Ratio  float64   `json:"ratio,omitempty"` // records/s: this median / the group's first row's
+}
+
+type benchTable struct {
+	rows []benchRow
+}
+
+func (t *benchTable) add(group, name, unit string, runs []float64) {
+	r := benchRow{Group: group, Name: name, Unit: unit, Runs: runs, Median: median(runs)}
+	for _, p := range t.rows {
+		if p.Group == group && unit == "records/s" && p.Median != 0 {
+			r.Ratio = r.Median / p.Median
+			break
+		}
+	}
+	t.rows = append(t.rows, r)
+	fmt.Fprintf(os.Stderr, "bench: %s / %s: %s %s %v\n", group, name, num(r.Median), unit, runs) // progress, as the table takes minutes
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+func (t *benchTable) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| group | measure | median | unit | runs | this / first row of the group |\n|---|---|---|---|---|---|\n")
+	for _, r := range t.rows {
+		runs := make([]string, len(r.Runs))
+		for i, v := range r.Runs {
+			runs[i] = num(v)
+		}
+		ratio := ""
+		if r.Ratio != 0 && !isFirst(t.rows, r) {
+			ratio = fmt.Sprintf("%.2fx", r.Ratio)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.Group, r.Name, num(r.Median), r.Unit, strings.Join(runs, ", "), ratio)
+	}
+	return b.String()
+}
+
+// isFirst reports whether r is the first row of its group.
+func isFirst(rows []benchRow, r benchRow) bool {
+	for _, p := range rows {
+		if p.Group == r.Group {
+			return p.Name == r.Name
+		}
+	}
+	return false
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func (t *benchTable) write(b *testing.B) {
+	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	md := t.markdown()
+	js, _ := json.MarshalIndent(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "runs": benchRuns, "rows": t.rows}, "", "  ")
+	for name, data := range map[string][]byte{"bench.md": []byte(md), "bench.json": js} {
+		if err := os.WriteFile(filepath.Join(*benchOut, name), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("\n%s", md)
+}
+
+// runs measures fn benchRuns times.
+func runs(fn func(i int) float64) []float64 {
+	out := make([]float64, benchRuns)
+	for i := range out {
+		out[i] = fn(i)
+	}
+	return out
+}
+
+// make bench   (go test -tags e2e -run '^$' -bench '^BenchmarkTable$' -benchtime 1x ./cmd/wasmconnect/)
+func BenchmarkTable(b *testing.B) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		pluginbuild.Missing(b, "kcat", "apt-get install kcat")
+	}
+	var t benchTable
+	_, addr := startBroker(b)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	// Start-up first, while nothing else runs: each cold start gets an empty plugin.cache.dir, each
+	// warm one the cache its cold start filled.
+	var cold, warm []float64
+	for i := 0; i < benchRuns; i++ {
+		cache := b.TempDir()
+		cold = append(cold, restReady(b, addr, fmt.Sprintf("startup-%d", i), cache, true))
+		warm = append(warm, restReady(b, addr, fmt.Sprintf("startup-%d", i), cache, false))
+	}
+	t.add("start-up", "cold: process start -> GET /health 200, empty plugin.cache.dir", "ms", cold)
+	t.add("start-up", "warm: the same, cache filled", "ms", warm)
+
+	files := b.TempDir()
+	w := startWorker(b, "worker", addr, map[string]string{"plugin.fs.allow": files, "offset.flush.interval.ms": "1000"})
+	in := filepath.Join(files, "bench.txt")
+	writeBenchFile(b, in, benchLines)
+	warmUp(b, w, adm, files)
+	perSec := func(d time.Duration) float64 { return float64(benchLines) / d.Seconds() }
+	noSchemas := map[string]string{"value.converter.schemas.enable": "false"}
+
+	// Records/s into a topic: the FileStreamSource with JsonConverter, kcat -P, a franz-go producer.
+	t.add("file -> topic", "FileStreamSource + JsonConverter", "records/s", runs(func(i int) float64 {
+		total, _ := timeSource(b, w, adm, in, fmt.Sprintf("src-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
+		return perSec(total)
+	}))
+	t.add("file -> topic", "kcat -P", "records/s", runs(func(i int) float64 {
+		topic := fmt.Sprintf("kcat-p-%d", i)
+		createTopic(b, adm, topic)
+		start := time.Now()
+		if out, err := exec.Command(kcat, "-P", "-b", addr, "-t", topic, "-l", in).CombinedOutput(); err != nil {
+			b.Fatalf("kcat: %v\n%s", err, out)
+		}
+		waitEnd(b, adm, topic, benchLines)
+		return perSec(time.Since(start))
+	}))
+	t.add("file -> topic", "franz-go producer", "records/s", runs(func(i int) float64 {
+		topic := fmt.Sprintf("franz-p-%d", i)
+		createTopic(b, adm, topic)
+		start := time.Now()
+		produceFile(b, addr, topic, in)
+		waitEnd(b, adm, topic, benchLines)
+		return perSec(time.Since(start))
+	}))
+
+	// A chain of three transforms against none, both with JsonConverter, records/s once flowing.
+	chain := map[string]string{
+		"value.converter.schemas.enable": "false",
+		"transforms":                     "hoist,insert,route",
+		"transforms.hoist.type":          "org.apache.kafka.connect.transforms.HoistField$Value",
+		"transforms.hoist.field":         "line",
+		"transforms.insert.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+		"transforms.insert.static.field": "origin",
+		"transforms.insert.static.value": "bench",
+		"transforms.route.type":          "org.apache.kafka.connect.transforms.RegexRouter",
+		"transforms.route.regex":         "(.*)",
+		"transforms.route.replacement":   "$1",
+	}
+	t.add("transforms", "source, no transforms (steady)", "records/s", runs(func(i int) float64 {
+		_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-plain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
+		return perSec(flowing)
+	}))
+	t.add("transforms", "source, HoistField + InsertField + RegexRouter (steady)", "records/s", runs(func(i int) float64 {
+		_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-chain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, chain)
+		return perSec(flowing)
+	}))
+
+	// Topic -> file: the FileStreamSink (StringConverter, so the file holds the lines as written),
+	// kcat -C, a franz-go consumer, all from the topic kcat -P filled.
+	src := "kcat-p-0"
+	t.add("topic -> file", "FileStreamSink + StringConverter", "records/s", runs(func(i int) float64 {
+		out := filepath.Join(files, fmt.Sprintf("sink-%d.txt", i))
+		name := fmt.Sprintf("sink-%d", i)
+		start := time.Now()
+		w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
+			"connector.class": "FileStreamSink", "file": out, "topics": src,
+			"value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
+		waitSize(b, out, int64(benchLines*benchLineLen))
+		d := time.Since(start)
+		w.mustCall(b, 204, "DELETE", "/connectors/"+name, nil)
+		return perSec(d)
+	}))
+	t.add("topic -> file", "kcat -C", "records/s", runs(func(i int) float64 {
+		out, err := os.Create(filepath.Join(files, fmt.Sprintf("kcat-c-%d.txt", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Close()
+		cmd := exec.Command(kcat, "-C", "-b", addr, "-t", src, "-o", "beginning", "-e", "-q")
+		cmd.Stdout = out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("kcat -C: %v", err)
+		}
+		return perSec(time.Since(start))
+	}))
+	t.add("topic -> file", "franz-go consumer", "records/s", runs(func(i int) float64 {
+		start := time.Now()
+		consumeToFile(b, addr, src, filepath.Join(files, fmt.Sprintf("franz-c-%d.txt", i)), benchLines)
+		return perSec(time.Since(start))
+	}))
+
+	// The CPU bound on a real plugin, in process (the worker has no switch to turn it off).
+	fuel, none := boundRuns(b)
+	t.add("CPU bound", "FileStreamSource POLL, fuel bound", "records/s", fuel)
+	t.add("CPU bound", "FileStreamSource POLL, no bound", "records/s", none)
+
+	// End-to-end latency: a line appended to the source file -> the line in the sink file, at
+	// 1,000 lines/s.
+	p50, p99 := latencyRuns(b, w, files)
+	t.add("latency", "file -> source -> topic -> sink -> file, p50", "ms", p50)
+	t.add("latency", "file -> source -> topic -> sink -> file, p99", "ms", p99)
+
+	// Memory: a fresh worker idle, then with source tasks running (idle on an empty file).
+	idle, perTask := rssRuns(b, addr)
+	t.add("memory", "idle worker RSS, no connectors", "MB", idle)
+	t.add("memory", "RSS per running FileStreamSource task (10 more after the first)", "MB", perTask)
+
+	t.write(b)
+}
+
+const benchLineLen = 101 // "%09d " + 90 x + "\n"
+
+// warmUp runs every plugin module the table uses once, so that no row measures a module's first
+// compile (which a worker defers until first use; the start-up rows measure that).
+func warmUp(b *testing.B, w *worker, adm *kadm.Client, files string) {
+	in, out := filepath.Join(files, "warm.txt"), filepath.Join(files, "warm.out")
+	writeBenchFile(b, in, 10)
+	timeSource(b, w, adm, in, "warm-up", "org.apache.kafka.connect.json.JsonConverter", 10, map[string]string{
+		"transforms": "hoist", "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value", "transforms.hoist.field": "line"})
+	w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": "warm-sink", "config": map[string]string{
+		"connector.class": "FileStreamSink", "file": out, "topics": "warm-up",
+		"value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
+	waitFor(b, time.Minute, "the warm-up sink", func() bool { return countLines(out) >= 10 })
+	w.mustCall(b, 204, "DELETE", "/connectors/warm-sink", nil)
+}
+
+func writeBenchFile(b *testing.B, path string, n int) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	x := strings.Repeat("x", 90)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(bw, "%09d %s\n", i, x)
+	}
+	if err := bw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+}
+
+// ownGroup are the settings of a worker that forms a cluster of its own, so that the table's
+// other workers never take over its connectors or it theirs.
+func ownGroup(group string, more map[string]string) map[string]string {
+	o := map[string]string{"group.id": group, "config.storage.topic": group + "-configs",
+		"offset.storage.topic": group + "-offsets", "status.storage.topic": group + "-status"}
+	for k, v := range more {
+		o[k] = v
+	}
+	return o
+}
+
+// restReady starts a worker with cache as plugin.cache.dir and returns the milliseconds from
+// starting the process to GET /health answering 200. The worker is stopped again; a cold one
+// (fill) first finishes compiling its modules in the background, which fills the cache.
+func restReady(b *testing.B, addr, group, cache string, fill bool) float64 {
+	start := time.Now()
+	w := startWorkerNoWait(b, group, addr, ownGroup(group, map[string]string{"plugin.cache.dir": cache}))
+	for {
+		if code, _ := w.call(b, "GET", "/health", nil); code == 200 {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			b.Fatalf("worker not healthy after a minute:\n%s", w.logText())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ms := float64(time.Since(start).Microseconds()) / 1000
+	if fill {
+		waitFor(b, 5*time.Minute, "the background compiles", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
+	}
+	w.stop(syscall.SIGTERM)
+	return ms
+}
+
+// produceFile sends each line of path to topic with a plain franz-go producer.
+func produceFile(b *testing.B, addr, topic, path string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cl.Produce(context.Background(), &kgo.Record{Value: slices.Clone(sc.Bytes())}, nil)
+	}
+	if err := cl.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// consumeToFile reads n records of topic from the start with a plain franz-go consumer and writes
+// each value as a line to path.
+func consumeToFile(b *testing.B, addr, topic, path string, n int) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for got := 0; got < n; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			b.Fatalf("consumed %d of %d: %v", got, n, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			bw.Write(r.Value)
+			bw.WriteByte('\n')
+			got++
+		})
+	}
+	if err := bw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func waitSize(b *testing.B, path string, size int64) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		if st, err := os.Stat(path); err == nil && st.Size() >= size {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Fatalf("%s did not reach %d bytes", path, size)
+}
+
+// boundRuns runs BenchmarkBuiltinSourceBound in wasmhost benchRuns times and returns its records/s
+// with the fuel bound and with none.
+func boundRuns(b *testing.B) (fuel, none []float64) {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "BuiltinSourceBound", "-benchtime", "3x",
+		"-count", strconv.Itoa(benchRuns), "./wasmhost/")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("go test -bench BuiltinSourceBound ./wasmhost/: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[len(f)-1] != "records/s" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[len(f)-2], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.Contains(f[0], "bound=fuel"):
+			fuel = append(fuel, v)
+		case strings.Contains(f[0], "bound=none"):
+			none = append(none, v)
+		}
+	}
+	if len(fuel) != benchRuns || len(none) != benchRuns {
+		b.Fatalf("unexpected benchmark output:\n%s", out)
+	}
+	return fuel, none
+}
+
+// latencyRuns measures, benchRuns times, how long a line appended to a FileStreamSource's file
+// takes to appear in a FileStreamSink's file (StringConverter both ways), at 1,000 lines/s for
+// 5 s, and returns the p50 and p99 in milliseconds.
+func latencyRuns(b *testing.B, w *worker, files string) (p50, p99 []float64) {
+	const rate, seconds = 1000, 5
+	str := "org.apache.kafka.connect.storage.StringConverter"
+	for i := 0; i < benchRuns; i++ {
+		in, out := filepath.Join(files, fmt.Sprintf("lat-%d.txt", i)), filepath.Join(files, fmt.Sprintf("lat-%d.out", i))
+		topic := fmt.Sprintf("lat-%d", i)
+		if err := os.WriteFile(in, nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": topic + "-src", "config": map[string]string{
+			"connector.class": "FileStreamSource", "file": in, "topic": topic, "value.converter": str}})
+		w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": topic + "-sink", "config": map[string]string{
+			"connector.class": "FileStreamSink", "file": out, "topics": topic, "value.converter": str}})
+		w.waitTaskState(b, topic+"-src", "RUNNING", time.Minute)
+		w.waitTaskState(b, topic+"-sink", "RUNNING", time.Minute)
+
+		n := rate * seconds
+		written := make([]time.Time, n)
+		var mu sync.Mutex
+		f, err := os.OpenFile(in, os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			defer f.Close()
+			start := time.Now()
+			for j := 0; j < n; j++ {
+				time.Sleep(time.Until(start.Add(time.Duration(j) * time.Second / rate)))
+				mu.Lock()
+				written[j] = time.Now()
+				mu.Unlock()
+				fmt.Fprintf(f, "%d\n", j)
+			}
+		}()
+		var lat []float64
+		var off int64
+		var partial []byte
+		deadline := time.Now().Add(seconds*time.Second + time.Minute)
+		for len(lat) < n && time.Now().Before(deadline) {
+			chunk, _ := readFrom(out, off)
+			now := time.Now()
+			off += int64(len(chunk))
+			partial = append(partial, chunk...)
+			for {
+				nl := slices.Index(partial, '\n')
+				if nl < 0 {
+					break
+				}
+				j, err := strconv.Atoi(string(partial[:nl]))
+				partial = partial[nl+1:]
+				if err != nil || j < 0 || j >= n {
+					continue
+				}
+				mu.Lock()
+				lat = append(lat, float64(now.Sub(written[j]).Microseconds())/1000)
+				mu.Unlock()
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if len(lat) < n {
+			b.Fatalf("latency run %d: %d of %d lines arrived", i, len(lat), n)
+		}
+		slices.Sort(lat)
+		p50 = append(p50, lat[len(lat)/2])
+		p99 = append(p99, lat[len(lat)*99/100])
+		w.mustCall(b, 204, "DELETE", "/connectors/"+topic+"-src", nil)
+		w.mustCall(b, 204, "DELETE", "/connectors/"+topic+"-sink", nil)
+	}
+	return p50, p99
+}
+
+// readFrom returns the bytes of path from off to its current end.
+func readFrom(path string, off int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() <= off {
+		return nil, err
+	}
+	buf := make([]byte, st.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	return buf[:n], err
+}
+
+// rssRuns starts a fresh worker benchRuns times and returns its RSS in MB when idle with no
+// connectors, and the RSS each of 10 more FileStreamSource tasks (on empty files) adds to a
+// worker that runs one already (so that the modules' compiled code is not counted per task).
+func rssRuns(b *testing.B, addr string) (idle, perTask []float64) {
+	const tasks = 10
+	for i := 0; i < benchRuns; i++ {
+		files := b.TempDir()
+		w := startWorker(b, fmt.Sprintf("rss-%d", i), addr, ownGroup(fmt.Sprintf("rss-%d", i), map[string]string{"plugin.fs.allow": files}))
+		time.Sleep(2 * time.Second)
+		idle = append(idle, rssMB(b, w))
+		var base float64
+		for j := 0; j <= tasks; j++ {
+			in := filepath.Join(files, fmt.Sprintf("in-%d.txt", j))
+			if err := os.WriteFile(in, nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": fmt.Sprintf("rss-%d-%d", i, j), "config": map[string]string{
+				"connector.class": "FileStreamSource", "file": in, "topic": fmt.Sprintf("rss-%d-%d", i, j)}})
+			if j == 0 {
+				w.waitTaskState(b, fmt.Sprintf("rss-%d-0", i), "RUNNING", time.Minute)
+				time.Sleep(2 * time.Second)
+				base = rssMB(b, w)
+			}
+		}
+		for j := 1; j <= tasks; j++ {
+			w.waitTaskState(b, fmt.Sprintf("rss-%d-%d", i, j), "RUNNING", time.Minute)
+		}
+		time.Sleep(2 * time.Second)
+		perTask = append(perTask, (rssMB(b, w)-base)/tasks)
+		w.stop(syscall.SIGTERM)
+	}
+	return idle, perTask
+}
+
+// rssMB is the worker process's resident set size in MB (VmRSS).
+func rssMB(b *testing.B, w *worker) float64 {
+	w.mu.Lock()
+	pid := w.cmd.Process.Pid
+	w.mu.Unlock()
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb / 1024
+		}
+	}
+	b.Fatal("no VmRSS in /proc/pid/status")
+	return 0
+}

@@ -1,0 +1,87 @@
+package netgrant
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{in: "", want: ""},
+		{in: " , ", want: ""},
+		{in: "127.0.0.1:5432", want: "127.0.0.1:5432"},
+		{in: "db.Internal:*, 10.0.0.0/8:443", want: "db.internal:*, 10.0.0.0/8:443"},
+		{in: "10.1.2.3/8:443", want: "10.0.0.0/8:443"},
+		{in: "[::1]:5432,[fd00::/8]:*", want: "[::1]:5432, [fd00::/8]:*"},
+		{in: "localhost", err: `entry "localhost": want host:port`},
+		{in: "localhost:0", err: `port "0" is not a number from 1 to 65535 or *`},
+		{in: "localhost:http", err: `port "http" is not a number`},
+		{in: "::1:5432", err: "must be in brackets"},
+		{in: "[::1]", err: "want host:port"},
+		{in: ":5432", err: "no host"},
+		{in: "10.0.0.0/33:1", err: `range "10.0.0.0/33"`},
+		{in: "a b:1", err: "is not a host name"},
+	} {
+		g, err := Parse(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Parse(%q) error = %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.in, err)
+			continue
+		}
+		if g.String() != tc.want {
+			t.Errorf("Parse(%q) = %q, want %q", tc.in, g, tc.want)
+		}
+		if g.Empty() != (tc.want == "") {
+			t.Errorf("Parse(%q).Empty() = %v", tc.in, g.Empty())
+		}
+	}
+}
+
+func TestAllows(t *testing.T) {
+	lookup := func(_ context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "db.test":
+			return []netip.Addr{netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("::ffff:10.0.0.6")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	g, err := Parse("127.0.0.1:5432, db.test:5432, 192.168.0.0/16:*, [::1]:*, gone.test:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dst  string
+		want bool
+	}{
+		{"127.0.0.1:5432", true},
+		{"127.0.0.1:5433", false}, // a grant for one port does not open another
+		{"10.0.0.5:5432", true},   // what db.test resolves to
+		{"10.0.0.6:5432", true},   // IPv4-mapped addresses compare as IPv4
+		{"10.0.0.5:22", false},    // on its port only
+		{"10.0.0.7:5432", false},  // not what db.test resolves to
+		{"192.168.44.1:9", true},  // in the range, any port
+		{"[::ffff:127.0.0.1]:5432", true},
+		{"[::1]:80", true},
+		{"[::2]:80", false},
+	} {
+		ok, _ := g.Allows(context.Background(), lookup, netip.MustParseAddrPort(tc.dst))
+		if ok != tc.want {
+			t.Errorf("Allows(%s) = %v, want %v", tc.dst, ok, tc.want)
+		}
+	}
+	// A name that cannot be resolved grants nothing, and says why.
+	if ok, err := g.Allows(context.Background(), lookup, netip.MustParseAddrPort("10.9.9.9:1")); ok || err == nil || !strings.Contains(err.Error(), "resolving gone.test") {
+		t.Errorf("Allows(10.9.9.9:1) = %v, %v", ok, err)
+	}
+	if ok, _ := (Grant{}).Allows(context.Background(), lookup, netip.MustParseAddrPort("127.0.0.1:5432")); ok {
+		t.Error("the empty grant allows 127.0.0.1:5432")
+	}
+}
