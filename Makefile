@@ -63,17 +63,21 @@ test-unit:
 # internal topic records, REST bodies, worker and connector files). A crasher is kept under the
 # package's testdata/fuzz/, where it runs with the unit tests from then on. Longer, one target:
 #   go test -run '^$$' -fuzz FuzzConfigRecords -fuzztime 10m ./runtime/store/
-FUZZTIME ?= 2s
+FUZZTIME ?= 3s
 FUZZ := ./sdk/go/wire:FuzzDecodeRecords ./sdk/go/wire:FuzzDecodeBatches \
 	./sdk/go/wire:FuzzDecodeTransformResult ./sdk/go/wire:FuzzDecodeTestResult \
 	./sdk/go/connect:FuzzDecode ./runtime/cluster:FuzzMemberMetadata ./runtime/cluster:FuzzMemberAssignment \
-	./wasmhost/internal/fuel:FuzzInstrument ./runtime/store:FuzzConfigRecords ./runtime/store:FuzzStatusRecords \
+	./wasmhost/internal/fuel:FuzzInstrument:10s ./runtime/store:FuzzConfigRecords ./runtime/store:FuzzStatusRecords \
 	./runtime/store:FuzzOffsetRecords ./runtime/config:FuzzParseProperties ./hcl:FuzzParseWorkerConfig \
 	./hcl:FuzzParseConnectors ./runtime/rest:FuzzRequestBodies
+# An entry is package:target, or package:target:time for a target whose first runs (the seed corpus
+# and the coverage baseline) take longer than FUZZTIME, which go test reports as a deadline error.
 test-fuzz:
 	@set -e; for t in $(FUZZ); do \
-		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} | grep -v '^fuzz: elapsed'; \
+		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; time=$(FUZZTIME); \
+		case $$rest in *:*) time=$${rest#*:};; esac; \
+		echo "fuzz $$name ($$pkg) for $$time"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$time $$pkg | grep -v '^fuzz: elapsed'; \
 	done
 
 # The end-to-end tests (build tag e2e): broker and worker processes of the wasmconnect binary,
