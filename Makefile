@@ -77,7 +77,7 @@ test-fuzz:
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; time=$(FUZZTIME); \
 		case $$rest in *:*) time=$${rest#*:};; esac; \
 		echo "fuzz $$name ($$pkg) for $$time"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$time $$pkg | grep -v '^fuzz: elapsed'; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$time $$pkg; \
 	done
 
 # The end-to-end tests (build tag e2e): broker and worker processes of the wasmconnect binary,
