@@ -246,17 +246,6 @@ func (h *Host) CompileAll() error {
 	}
 	h.mu.RUnlock()
 	errs := make([]error, len(mods))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, m := range mods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, errs[i] = h.compiledModule(m)
-		}()
-	}
-	wg.Wait()
+	parallel(len(mods), func(i int) { _, errs[i] = h.compiledModule(mods[i]) })
 	return errors.Join(errs...)
 }

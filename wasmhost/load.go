@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -106,19 +104,10 @@ func (h *Host) load(ctx context.Context) {
 		err error
 	}
 	results := make([]result, len(files))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			m, err := h.loadModule(ctx, d, f)
-			results[i] = result{m, err}
-		}()
-	}
-	wg.Wait()
+	parallel(len(files), func(i int) {
+		m, err := h.loadModule(ctx, d, files[i])
+		results[i] = result{m, err}
+	})
 
 	owner := map[string]string{} // class -> module path
 	for i, r := range results {
