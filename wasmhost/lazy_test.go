@@ -135,14 +135,17 @@ func TestFailedBackgroundCompileDropsTheModule(t *testing.T) {
 	good := filepath.Join(dir, "good.wasm")
 	cfg := Config{PluginPath: []string{dir}}
 	seqBytes := func(wasm []byte) bool { return strings.Contains(string(wasm), "SeqSource") }
+	release := make(chan struct{}) // the failing compile waits for the test to have resolved first
 	cpu := newWatchedBound(cfg, func(wasm []byte) error {
 		if seqBytes(wasm) {
+			<-release
 			return errors.New("refused by the test")
 		}
 		return nil
 	})
 	h, sink := newTestHostBound(t, cfg, cpu)
 	seq := mustResolve(t, h, "SeqSource") // described, so listed at first
+	close(release)
 	h.compiling.Wait()
 
 	if slices.ContainsFunc(h.Plugins(), func(p Plugin) bool { return p.Module == good }) {
