@@ -54,10 +54,11 @@ run: build
 test: build $(TESTWASM) test-unit test-fuzz test-e2e
 
 # Every package's own tests, in one process each: real plugins through wazero, an in-process kfake
-# broker where Kafka is needed; no worker processes.
+# broker where Kafka is needed; no worker processes. Four packages at a time: the slow ones wait on
+# group sessions and timers, not on the CPU.
 test-unit:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 5m ./...
+	$(GO) test -count=1 -p 4 -timeout 5m ./...
 
 # Every fuzz target for a short while (FUZZTIME each): the parsers of outside bytes (guest results,
 # internal topic records, REST bodies, worker and connector files). A crasher is kept under the
