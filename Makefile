@@ -11,8 +11,9 @@ RUSTC    ?= /usr/bin/rustc
 RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
             -C link-arg=-zstack-size=262144
 RUSTSDK  := build/rust/libwasmconnect.rlib
+RUSTPKGS := rustc libstd-rust-dev-wasm32 lld-14
 
-.PHONY: all build plugins example-transforms run test test-unit test-fuzz test-e2e bench bench-micro vet clean
+.PHONY: all build plugins rust-toolchain example-transforms run test test-unit test-fuzz test-e2e bench bench-micro vet clean
 
 all: build
 
@@ -27,7 +28,19 @@ build/plugins/%.wasm: FORCE
 	@mkdir -p $(@D)
 	$(GUEST) -o $@ ./plugins/$*
 
-$(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile
+# Debian's rustc with the wasm32-wasi standard library, installed on first use where apt-get can
+# (a fresh machine, as root), so that make run works there; elsewhere the command is printed.
+rust-toolchain:
+	@if [ ! -x $(RUSTC) ] || [ ! -d /usr/lib/rustlib/wasm32-wasi ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing Debian's rustc for wasm32 ($(RUSTPKGS))"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(RUSTPKGS) >/dev/null; \
+		else \
+			echo "building the Rust plugins needs Debian's rustc for wasm32: apt-get install $(RUSTPKGS)" >&2; exit 1; \
+		fi; \
+	fi
+
+$(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile | rust-toolchain
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type rlib --crate-name wasmconnect -o $@ sdk/rust/src/lib.rs
 
