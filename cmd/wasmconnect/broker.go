@@ -36,7 +36,7 @@ func runBroker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger()
+	log := newLogger("text")
 	b, err := broker.Start(broker.Config{Listen: *listen, DataDir: *dataDir, Logger: log, SASLUsers: users, TLS: tlsCfg})
 	if err != nil {
 		return err

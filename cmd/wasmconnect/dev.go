@@ -25,7 +25,7 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger()
+	log := newLogger(props["log.format"]) // checked by config.Parse below
 	if err := os.MkdirAll(filepath.Join(*dataDir, "files"), 0o755); err != nil {
 		return err
 	}

@@ -77,8 +77,9 @@ func main() {
 	os.Exit(2)
 }
 
-// newLogger returns the process logger: text to stderr, level from WASMCONNECT_LOG_LEVEL.
-func newLogger() *slog.Logger {
+// newLogger returns the process logger: to stderr as text, or as JSON objects one per line when
+// format is "json" (log.format); level from WASMCONNECT_LOG_LEVEL.
+func newLogger(format string) *slog.Logger {
 	level := slog.LevelInfo
 	switch strings.ToLower(os.Getenv("WASMCONNECT_LOG_LEVEL")) {
 	case "debug":
@@ -88,7 +89,11 @@ func newLogger() *slog.Logger {
 	case "error":
 		level = slog.LevelError
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(format, "json") {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
 func newFlags(name string) *flag.FlagSet {

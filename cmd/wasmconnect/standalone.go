@@ -45,7 +45,7 @@ func runStandalone(ctx context.Context, args []string) error {
 		}
 		conns = append(conns, connector{f, name, c})
 	}
-	return serve(ctx, cfg, newLogger(), config.Standalone, func(n *node.Node) error {
+	return serve(ctx, cfg, newLogger(cfg.LogFormat), config.Standalone, func(n *node.Node) error {
 		for _, c := range conns {
 			if _, _, err := n.Herder().PutConnectorConfig(ctx, c.name, c.config); err != nil {
 				return fmt.Errorf("%s: creating connector %s: %w", c.file, c.name, err)

@@ -37,7 +37,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, newLogger(), config.Distributed, nil)
+	return serve(ctx, cfg, newLogger(cfg.LogFormat), config.Distributed, nil)
 }
 
 // readWorkerProps reads a worker config file: HCL if it ends in .hcl, else Java properties.

@@ -61,6 +61,7 @@ func TestEveryKeyIsRead(t *testing.T) {
 		"offset.storage.file.filename":            set("offset.storage.file.filename", "offsets.json"),
 		"topic.tracking.enable":                   set("topic.tracking.enable", "false"),
 		"topic.tracking.allow.reset":              set("topic.tracking.allow.reset", "false"),
+		"log.format":                              set("log.format", "json"),
 		"plugin.path":                             set("plugin.path", "/p"),
 		"plugin.fs.allow":                         set("plugin.fs.allow", dir),
 		"plugin.net.allow":                        set("plugin.net.allow", "127.0.0.1:5432"),

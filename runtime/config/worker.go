@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
@@ -42,6 +43,8 @@ type Worker struct {
 	OffsetFlushTimeout  time.Duration // offset.flush.timeout.ms (5000)
 	TaskShutdownTimeout time.Duration // task.shutdown.graceful.timeout.ms (5000)
 	OffsetFile          string        // offset.storage.file.filename: a standalone worker's source offsets
+
+	LogFormat string // log.format (text): "text" (slog's key=value) or "json", one object per line
 
 	TopicTracking      bool // topic.tracking.enable (true): KIP-558 active topics are recorded
 	TopicTrackingReset bool // topic.tracking.allow.reset (true): PUT /connectors/x/topics/reset is allowed
@@ -83,6 +86,7 @@ var workerKeys = []Key{
 	{Name: "topic.tracking.enable", Default: "true", Doc: "KIP-558 active topics"},
 	{Name: "topic.tracking.allow.reset", Default: "true", Doc: "allow resetting a connector's active topics"},
 	{Name: "exactly.once.source.support", Ignored: "exactly-once source delivery is not supported"},
+	{Name: "log.format", Default: "text", Doc: "text (key=value) or json, one object per line, for log shippers"},
 }
 
 // Mode says which settings are required: a distributed worker needs group.id and the three topics;
@@ -115,6 +119,10 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 	w.OffsetFlushTimeout = p.millis("offset.flush.timeout.ms")
 	w.TaskShutdownTimeout = p.millis("task.shutdown.graceful.timeout.ms")
 	w.OffsetFile = p.str("offset.storage.file.filename")
+	w.LogFormat = strings.ToLower(p.str("log.format"))
+	if w.LogFormat != "text" && w.LogFormat != "json" {
+		p.fail("log.format", w.LogFormat, "want text or json")
+	}
 	w.TopicTracking = p.bool("topic.tracking.enable")
 	w.TopicTrackingReset = p.bool("topic.tracking.allow.reset")
 
