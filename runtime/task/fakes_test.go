@@ -431,3 +431,39 @@ func (s *fakeSink) flushCalls() [][]wire.TopicPartitionOffset {
 	defer s.mu.Unlock()
 	return slices.Clone(s.flushes)
 }
+
+// taskRun is a task loop on its own goroutine, as the worker runs one, and the states it reported.
+type taskRun struct {
+	kind   string // "source" or "sink", for messages
+	states *states
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// start runs run until the test ends, then stops it gracefully.
+func (r *taskRun) start(t *testing.T, run func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan error, 1)
+	go func() { r.done <- run(ctx) }()
+	t.Cleanup(func() { r.stop(t) })
+}
+
+// stop stops the task gracefully (the worker cancels its context) and returns what Run returned.
+func (r *taskRun) stop(t *testing.T) error {
+	t.Helper()
+	r.cancel()
+	return r.wait(t)
+}
+
+// wait waits for Run to return, and keeps its result for later calls.
+func (r *taskRun) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return err
+	case <-time.After(15 * time.Second):
+		t.Fatalf("%s task did not end; states %s", r.kind, r.states)
+		return nil
+	}
+}

@@ -22,17 +22,15 @@ const sinkGroup = "connect-snk"
 
 // sinkRun is a sink task consuming topic t of a kfake cluster into a fake plugin.
 type sinkRun struct {
+	taskRun
 	task   *Sink
 	plugin *fakeSink
-	states *states
-	cancel context.CancelFunc
-	done   chan error
 }
 
 // startSinkTask runs a sink task; edit adjusts its config. The task is stopped when the test ends.
 func startSinkTask(t *testing.T, c *kfake.Cluster, plugin *fakeSink, edit func(*SinkConfig)) *sinkRun {
 	t.Helper()
-	r := &sinkRun{plugin: plugin, states: &states{}, done: make(chan error, 1)}
+	r := &sinkRun{taskRun: taskRun{kind: "sink", states: &states{}}, plugin: plugin}
 	cfg := SinkConfig{
 		ID: connect.TaskID{Connector: "snk", Task: 0}, Plugin: plugin,
 		KeyConverter: &textConverter{}, ValueConverter: &textConverter{},
@@ -44,29 +42,8 @@ func startSinkTask(t *testing.T, c *kfake.Cluster, plugin *fakeSink, edit func(*
 		edit(&cfg)
 	}
 	r.task = NewSink(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() { r.done <- r.task.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
+	r.start(t, r.task.Run)
 	return r
-}
-
-func (r *sinkRun) stop(t *testing.T) error {
-	t.Helper()
-	r.cancel()
-	return r.wait(t)
-}
-
-func (r *sinkRun) wait(t *testing.T) error {
-	t.Helper()
-	select {
-	case err := <-r.done:
-		r.done <- err
-		return err
-	case <-time.After(15 * time.Second):
-		t.Fatalf("sink task did not end; states %s", r.states)
-		return nil
-	}
 }
 
 // waitAccepted waits until the plugin has accepted n records.

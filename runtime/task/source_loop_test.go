@@ -21,18 +21,16 @@ import (
 
 // sourceRun is a source task running on a kfake cluster with a fake plugin.
 type sourceRun struct {
+	taskRun
 	task    *Source
 	plugin  *fakeSource
 	offsets *memOffsets
-	states  *states
-	cancel  context.CancelFunc
-	done    chan error
 }
 
 // startSource runs a source task; edit adjusts its config. The task is stopped when the test ends.
 func startSource(t *testing.T, c *kfake.Cluster, plugin *fakeSource, edit func(*SourceConfig)) *sourceRun {
 	t.Helper()
-	r := &sourceRun{plugin: plugin, offsets: &memOffsets{}, states: &states{}, done: make(chan error, 1)}
+	r := &sourceRun{taskRun: taskRun{kind: "source", states: &states{}}, plugin: plugin, offsets: &memOffsets{}}
 	cfg := SourceConfig{
 		ID: connect.TaskID{Connector: "src", Task: 0}, Plugin: plugin,
 		KeyConverter: &textConverter{}, ValueConverter: &textConverter{},
@@ -44,31 +42,8 @@ func startSource(t *testing.T, c *kfake.Cluster, plugin *fakeSource, edit func(*
 		edit(&cfg)
 	}
 	r.task = NewSource(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() { r.done <- r.task.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
+	r.start(t, r.task.Run)
 	return r
-}
-
-// stop stops the task gracefully (the worker cancels its context) and returns what Run returned.
-func (r *sourceRun) stop(t *testing.T) error {
-	t.Helper()
-	r.cancel()
-	return r.wait(t)
-}
-
-// wait waits for Run to return, and keeps its result for later calls.
-func (r *sourceRun) wait(t *testing.T) error {
-	t.Helper()
-	select {
-	case err := <-r.done:
-		r.done <- err
-		return err
-	case <-time.After(15 * time.Second):
-		t.Fatalf("source task did not end; states %s", r.states)
-		return nil
-	}
 }
 
 // endOffsetAtLeast waits until a partition holds n records; it may run outside the test goroutine.
