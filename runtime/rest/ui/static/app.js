@@ -92,7 +92,10 @@
     busy: '', // the action running, "connector/action"
   };
 
+  // refresh reads everything the page shows. It returns false if the credentials changed while
+  // it ran (the user signed in or out): what it read is then discarded.
   async function refresh() {
+    const used = credentials.get();
     const parts = {
       server: api('GET', '/'),
       workers: api('GET', '/workers'),
@@ -104,6 +107,7 @@
     if (!model.session) parts.session = api('GET', '/session');
     const names = Object.keys(parts);
     const results = await Promise.allSettled(Object.values(parts));
+    if (credentials.get() !== used) return false;
     model.errors = {};
     results.forEach((r, i) => {
       const name = names[i];
@@ -121,6 +125,7 @@
       model.session = null;
     }
     model.loaded = true;
+    return true;
   }
 
   // --- Metrics -----------------------------------------------------------------------------------
@@ -182,9 +187,11 @@
     svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
     if (points.length === 0) return el('span', { class: 'muted', dataset: { spark: kind } }, 'no data');
     const max = Math.max(...points, 1);
+    // The newest point is at the right edge; a line that is not full yet grows to the left.
     const step = w / (SPARK_POINTS - 1);
+    const x0 = w - (points.length - 1) * step;
     const line = document.createElementNS(NS, 'polyline');
-    line.setAttribute('points', points.map((v, i) => `${(i * step).toFixed(1)},${(h - 1 - (v / max) * (h - 2)).toFixed(1)}`).join(' '));
+    line.setAttribute('points', points.map((v, i) => `${(x0 + i * step).toFixed(1)},${(h - 1 - (v / max) * (h - 2)).toFixed(1)}`).join(' '));
     svg.append(line);
     const last = points[points.length - 1];
     return el('span', { dataset: { spark: kind } }, svg, el('span', { class: 'spark-value' }, `${fmtNum(last)} ${unit}`));
@@ -270,7 +277,6 @@
 
   function viewSignIn() {
     const form = el('form', { class: 'signin', id: 'signin' },
-      el('p', { class: 'wide' }, 'This worker needs credentials. Sign in with a user of its rest.auth.basic.file, or a token of its rest.auth.tokens.file.'),
       el('label', { for: 'user' }, 'User'), el('input', { id: 'user', name: 'user', autocomplete: 'username' }),
       el('label', { for: 'password' }, 'Password'), el('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password' }),
       el('label', { for: 'token' }, 'or bearer token'), el('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off' }),
@@ -285,7 +291,8 @@
       showError('');
       await tick();
     });
-    return el('section', {}, el('h2', {}, 'Sign in'), form);
+    return el('section', {}, el('h2', {}, 'Sign in'),
+      el('p', {}, 'This worker needs credentials. Sign in with a user of its rest.auth.basic.file, or a token of its rest.auth.tokens.file.'), form);
   }
 
   function viewCluster() {
@@ -372,7 +379,8 @@
 
   function trace(key, text) {
     if (!text) return null;
-    const first = text.split('\n')[0];
+    let first = text.split('\n')[0];
+    if (first.length > 140) first = `${first.slice(0, 140)}…`;
     return el('details', { dataset: { key } }, el('summary', {}, first), el('pre', {}, text));
   }
 
@@ -402,7 +410,7 @@
         el('section', { id: 'tasks' }, el('h2', {}, `Tasks (${tasks.length})`),
           el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Task'), el('th', {}, 'State'), el('th', {}, 'Worker'))),
             el('tbody', {}, tasks.map((t) => el('tr', { dataset: { task: t.id } },
-              el('td', {}, taskName(name, t.id)),
+              el('td', { class: 'nowrap' }, taskName(name, t.id)),
               el('td', {}, stateBadge(t.state), trace(`${name}/${t.id}`, t.trace)),
               el('td', { class: 'mono' }, t.worker_id)))))),
         el('section', { id: 'config' }, el('h2', {}, 'Config'),
@@ -417,10 +425,10 @@
       el('h2', {}, only ? 'State changes' : 'Recent state changes'), sectionErrors('changes'),
       list.length === 0 ? el('p', { class: 'muted' }, 'None seen yet.') : el('table', {},
         el('thead', {}, el('tr', {}, ['Time', 'Instance', 'State', 'Worker', 'Generation'].map((h) => el('th', {}, h)))),
-        el('tbody', {}, list.map((ch, i) => el('tr', {},
-          el('td', {}, fmtTime(ch.time)),
-          el('td', {}, el('a', { href: `#/connectors/${enc(ch.connector)}` }, taskName(ch.connector, ch.task))),
-          el('td', {}, stateBadge(ch.state), trace(`change/${ch.time}/${ch.connector}/${ch.task}/${i}`, ch.trace)),
+        el('tbody', {}, list.map((ch) => el('tr', {},
+          el('td', { class: 'nowrap' }, fmtTime(ch.time)),
+          el('td', { class: 'nowrap' }, el('a', { href: `#/connectors/${enc(ch.connector)}` }, taskName(ch.connector, ch.task))),
+          el('td', {}, stateBadge(ch.state), trace(`change/${ch.time}/${ch.connector}/${ch.task}`, ch.trace)),
           el('td', { class: 'mono' }, ch.worker_id || ''),
           el('td', { class: 'num' }, ch.generation))))));
   }
@@ -488,7 +496,6 @@
       if (!$('#signin')) main.replaceChildren(viewSignIn());
       return;
     }
-    const open = new Set([...document.querySelectorAll('details[open][data-key]')].map((d) => d.dataset.key));
     const v = currentView();
     let content;
     switch (v.view) {
@@ -497,25 +504,58 @@
       case 'reconciler': content = viewReconciler(); break;
       default: content = viewCluster();
     }
-    main.replaceChildren(...[content].flat());
-    for (const d of main.querySelectorAll('details[data-key]')) if (open.has(d.dataset.key)) d.open = true;
+    morphChildren(main, el('div', {}, content));
     document.body.dataset.loaded = 'true';
   }
 
-  // tick refreshes and renders now; the loop does it every REFRESH_MS.
-  let ticking = null;
-  function tick() {
-    ticking ||= (async () => {
-      try {
-        if (!model.needsSignIn) await refresh();
-      } catch (e) {
-        showError(e.message);
-      } finally {
-        ticking = null;
-      }
-      render();
-    })();
-    return ticking;
+  // morph makes the page's node from equal to the freshly built node to, changing only what
+  // differs, so that a refresh does not take away the button under the mouse, the text being
+  // selected or the trace the user opened. Elements are the same when their tag, id and data-*
+  // attributes are: their listeners then do the same thing.
+  function morph(from, to) {
+    if (from.nodeType !== to.nodeType || from.nodeName !== to.nodeName ||
+        (from.nodeType === Node.ELEMENT_NODE && !sameElement(from, to))) {
+      from.replaceWith(to);
+      return;
+    }
+    if (from.nodeType !== Node.ELEMENT_NODE) {
+      if (from.nodeValue !== to.nodeValue) from.nodeValue = to.nodeValue;
+      return;
+    }
+    for (const a of [...from.attributes]) {
+      // Whether a trace is open is the user's choice.
+      if (!to.hasAttribute(a.name) && !(a.name === 'open' && from.nodeName === 'DETAILS')) from.removeAttribute(a.name);
+    }
+    for (const a of [...to.attributes]) if (from.getAttribute(a.name) !== a.value) from.setAttribute(a.name, a.value);
+    morphChildren(from, to);
+  }
+
+  function morphChildren(from, to) {
+    const have = [...from.childNodes], want = [...to.childNodes];
+    want.forEach((n, i) => (i < have.length ? morph(have[i], n) : from.append(n)));
+    for (const n of have.slice(want.length)) n.remove();
+  }
+
+  function sameElement(a, b) {
+    return a.id === b.id && JSON.stringify({ ...a.dataset }) === JSON.stringify({ ...b.dataset });
+  }
+
+  // tick refreshes and renders now; the loop does it every REFRESH_MS. A tick asked for while
+  // one runs joins it.
+  let running = null;
+  async function tick() {
+    if (!running) {
+      running = (async () => {
+        try {
+          while (!model.needsSignIn && !(await refresh()));
+        } catch (e) {
+          showError(e.message);
+        }
+        render();
+      })();
+      running.finally(() => { running = null; });
+    }
+    return running;
   }
 
   window.addEventListener('error', (e) => showError(`console error: ${e.message}`));
