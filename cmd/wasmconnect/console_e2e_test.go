@@ -21,11 +21,13 @@ import (
 // repository's root (not committed).
 var screenshots = filepath.Join("..", "..", "build", "screenshots")
 
-// TestWebConsole loads the worker's web console in headless Chromium, as an operator would, with
-// authentication on: a reader sees the cluster, a connector created through REST and one declared
-// in an HCL file, their tasks, masked secrets, state changes, sparklines and the reconciler's
-// view, but no actions; an admin pauses a connector with the page's button, and the REST API shows
-// it paused. Screenshots of each view are saved under build/screenshots.
+// TestWebConsole loads the web console of a two-worker cluster in headless Chromium, as an
+// operator would, with authentication on: a reader on the leader sees every member and its work,
+// connectors created through REST and one declared in an HCL file, throughput sparklines, but no
+// actions; an admin on the other worker sees the work by worker and a link to the leader, pauses
+// a connector with the page's button (the REST API shows it paused), and sees its tasks, its config
+// with the secret masked, the state changes, a failed task's trace and the reconciler's view with
+// a broken file. Screenshots of each view are saved under build/screenshots.
 func TestWebConsole(t *testing.T) {
 	os.Remove(filepath.Join(screenshots, "console-failed.png"))
 	browser, err := webdriver.Start(t.TempDir())
@@ -46,11 +48,23 @@ func TestWebConsole(t *testing.T) {
   }
 }
 `)
-	w := startWorkerNoWait(t, "worker", addr, map[string]string{
-		"plugin.fs.allow": files, "connectors.dir": conns, "rest.auth.basic.file": creds,
+	props := map[string]string{"plugin.fs.allow": files, "connectors.dir": conns, "rest.auth.basic.file": creds}
+	leader := startWorkerNoWait(t, "worker-1", addr, props)
+	waitFor(t, time.Minute, "worker-1 healthy", func() bool { code, _ := leader.call(t, "GET", "/health", nil); return code == 200 })
+	other := startWorkerNoWait(t, "worker-2", addr, props)
+	waitFor(t, time.Minute, "worker-2 healthy", func() bool { code, _ := other.call(t, "GET", "/health", nil); return code == 200 })
+	admin := restClient{leader.url, "alice", "alice-pw"}
+	var group struct {
+		Leader  bool `json:"leader"`
+		Workers []struct {
+			Assignment struct {
+				Tasks []any `json:"tasks"`
+			} `json:"assignment"`
+		} `json:"workers"`
+	}
+	waitFor(t, 30*time.Second, "worker-1 leading both", func() bool {
+		return admin.get(t, "/workers", &group) && group.Leader && len(group.Workers) == 2
 	})
-	waitFor(t, time.Minute, "health", func() bool { code, _ := w.call(t, "GET", "/health", nil); return code == 200 })
-	admin := restClient{w.url, "alice", "alice-pw"}
 
 	in := filepath.Join(files, "in.txt")
 	writeLines(t, in, "line-", 0, 2000)
@@ -64,10 +78,23 @@ func TestWebConsole(t *testing.T) {
 	admin.must(t, 201, "POST", "/connectors", map[string]any{"name": "ui-broken", "config": map[string]string{
 		"connector.class": "FileStreamSource", "file": outside, "topic": "ui-broken",
 	}})
-	waitFor(t, 30*time.Second, "two connectors running, one failed", func() bool {
-		return admin.taskState(t, "ui-source") == "RUNNING" && admin.taskState(t, "ui-sink") == "RUNNING" &&
+	waitFor(t, 30*time.Second, "two connectors running, one failed, each task on a worker", func() bool {
+		tasks := 0
+		if admin.get(t, "/workers", &group) {
+			for _, m := range group.Workers {
+				tasks += len(m.Assignment.Tasks)
+			}
+		}
+		return tasks == 3 && admin.taskState(t, "ui-source") == "RUNNING" && admin.taskState(t, "ui-sink") == "RUNNING" &&
 			admin.taskState(t, "ui-broken") == "FAILED"
 	})
+	// Which worker's /metrics counts each pipeline connector's records.
+	runsOn := map[string]string{}
+	for _, name := range []string{"ui-source", "ui-sink"} {
+		var st status
+		admin.get(t, "/connectors/"+name+"/status", &st)
+		runsOn[name] = "http://" + st.Tasks[0].WorkerID
+	}
 	// Records keep flowing while the page samples the metrics.
 	stop := make(chan struct{})
 	defer close(stop)
@@ -82,7 +109,7 @@ func TestWebConsole(t *testing.T) {
 		}
 	}()
 
-	page := w.url + "/ui?refresh=300"
+	pageOf := func(w *worker) string { return w.url + "/ui?refresh=300" }
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -99,9 +126,9 @@ func TestWebConsole(t *testing.T) {
 		abs, _ := filepath.Abs(path)
 		t.Logf("screenshot: %s", abs)
 	}
-	signIn := func(user, password string) {
+	signIn := func(w *worker, user, password string) {
 		t.Helper()
-		must(browser.Navigate(page))
+		must(browser.Navigate(pageOf(w)))
 		_, err := browser.WaitFor("#signin", 10*time.Second)
 		must(err)
 		for id, text := range map[string]string{"#user": user, "#password": password} {
@@ -124,26 +151,45 @@ func TestWebConsole(t *testing.T) {
 		return s
 	}
 	contains := func(sub string) func(string) bool { return func(s string) bool { return strings.Contains(s, sub) } }
+	// The throughput of the pipeline's connectors that run on w, sampled from w's /metrics.
+	throughput := func(w *worker) {
+		t.Helper()
+		for name, url := range runsOn {
+			if url == w.url {
+				waitText(`#connectors tr[data-connector="`+name+`"] [data-spark="through"]`, contains("rec/s"))
+			}
+		}
+	}
 
-	// A reader: everything is shown, nothing can be changed.
-	signIn("bob", "bob-pw")
+	// A reader on the leader: everything is shown, nothing can be changed.
+	signIn(leader, "bob", "bob-pw")
 	waitText(`#connectors tr[data-connector="ui-source"] .state-cell`, contains("RUNNING"))
 	waitText(`#connectors tr[data-connector="ui-sink"] .state-cell`, contains("RUNNING"))
-	waitText("#cluster", contains("this worker")) // the only worker leads
-	waitText("#members", contains("ui-source-0"))
+	waitText("#leader", contains("this worker"))
+	waitText("#members", contains(other.url))
+	members := waitText("#members", contains(leader.url))
+	for _, task := range []string{"ui-source-0", "ui-sink-0", "ui-broken-0"} {
+		if !strings.Contains(members, task) {
+			t.Errorf("the members table does not place %s:\n%s", task, members)
+		}
+	}
 	if n, err := browser.Count("button[data-action]"); err != nil || n != 0 {
 		t.Errorf("a read-only user is offered %d action buttons (%v)", n, err)
 	}
-	// Throughput of the pipeline, sampled from /metrics.
-	waitText(`#connectors tr[data-connector="ui-source"] [data-spark="through"]`, contains("rec/s"))
-	waitText(`#connectors tr[data-connector="ui-sink"] [data-spark="through"]`, contains("rec/s"))
+	throughput(leader)
 	shot("console-reader.png")
-
-	// An admin pauses the connector with the page's button.
 	e, err := browser.Find("#signout")
 	must(err)
 	must(e.Click())
-	signIn("alice", "alice-pw")
+	_, err = browser.WaitFor("#signin", 10*time.Second)
+	must(err)
+
+	// An admin on the other worker: the work by worker from the status, a link to the leader, and
+	// a pause clicked on the page (forwarded to the leader) that the REST API shows.
+	signIn(other, "alice", "alice-pw")
+	waitText("#leader", contains(strings.TrimPrefix(leader.url, "http://")))
+	waitText("#members", contains("ui-source-0"))
+	throughput(other)
 	e, err = browser.WaitFor(`button[data-action="pause"][data-connector="ui-source"]`, 10*time.Second)
 	must(err)
 	shot("console-admin.png")
@@ -158,7 +204,7 @@ func TestWebConsole(t *testing.T) {
 
 	// The connector's page: tasks with their worker, the config with the secret masked, and the
 	// state changes, the pause among them.
-	must(browser.Navigate(page + "#/connectors/ui-source"))
+	must(browser.Navigate(pageOf(other) + "#/connectors/ui-source"))
 	waitText("#connector-state", contains("PAUSED"))
 	waitText(`#tasks tr[data-task="0"]`, contains("127.0.0.1"))
 	waitText(`#config tr[data-key="connection.password"]`, contains("[hidden]"))
@@ -173,19 +219,19 @@ func TestWebConsole(t *testing.T) {
 
 	// The reconciler's view, with a broken file reported at its position.
 	writeHCL(t, conns, "broken.hcl", "connector \"x\" {\n  class = \n}\n")
-	must(browser.Navigate(page + "#/reconciler"))
+	must(browser.Navigate(pageOf(other) + "#/reconciler"))
 	waitText(`#reconciler tr[data-connector="ui-sink"]`, contains("sink.hcl"))
 	waitText("#file-errors", contains("broken.hcl:"))
 	shot("console-reconciler.png")
 	// The failed task's trace, on its page and among the state changes.
-	must(browser.Navigate(page + "#/connectors/ui-broken"))
+	must(browser.Navigate(pageOf(other) + "#/connectors/ui-broken"))
 	waitText(`#tasks tr[data-task="0"]`, contains("FAILED"))
 	e, err = browser.WaitFor(`#tasks tr[data-task="0"] details summary`, 10*time.Second)
 	must(err)
 	must(e.Click())
 	waitText(`#tasks tr[data-task="0"] details pre`, contains("plugin.fs.allow"))
 	shot("console-failed-task.png")
-	must(browser.Navigate(page + "#/changes"))
+	must(browser.Navigate(pageOf(other) + "#/changes"))
 	waitText("#changes", contains("ui-sink-0"))
 	waitText("#changes", contains("FAILED"))
 	shot("console-changes.png")

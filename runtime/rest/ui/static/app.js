@@ -315,19 +315,32 @@
     return out;
   }
 
+  // workFromStatus groups the connectors and tasks by the worker their status names, which every
+  // worker knows: the cluster's work as seen from a worker that is not the leader.
+  function workFromStatus() {
+    const by = {};
+    const at = (id) => (by[id] ||= { connectors: [], tasks: [] });
+    for (const [name, c] of Object.entries(model.connectors)) {
+      if (!c.status) continue;
+      if (c.status.connector.worker_id) at(c.status.connector.worker_id).connectors.push(name);
+      for (const t of c.status.tasks || []) if (t.worker_id) at(t.worker_id).tasks.push({ connector: name, task: t.id });
+    }
+    return Object.keys(by).sort().map((id) => ({ url: id, member: '', version: '', a: by[id], refused: '' }));
+  }
+
   function viewMembers(w) {
     const members = w.workers && w.workers.length ? w.workers : null;
     const rows = members
       ? members.map((m) => ({ url: m.url, member: m.member_id, version: m.version, a: m.assignment, refused: m.refused }))
-      : [{ url: w.worker_id, member: w.member_id, version: '', a: w.assignment, refused: '' }];
+      : workFromStatus();
     return el('div', {},
-      el('h3', {}, members ? `Members (${members.length})` : 'This worker\'s work'),
-      members ? null : el('p', { class: 'muted' }, 'Only the leader lists every member; open the console on the leader to see them all.'),
+      el('h3', {}, members ? `Members (${members.length})` : 'Work by worker'),
+      members ? null : el('p', { class: 'muted' }, 'From the connectors\' status. Only the leader lists every member with its version, idle ones too; open the console on the leader to see them.'),
       el('table', { id: 'members' },
-        el('thead', {}, el('tr', {}, el('th', {}, 'Worker'), el('th', {}, 'Version'), el('th', {}, 'Connectors'), el('th', {}, 'Tasks'), el('th', {}, ''))),
+        el('thead', {}, el('tr', {}, el('th', {}, 'Worker'), members ? el('th', {}, 'Version') : null, el('th', {}, 'Connectors'), el('th', {}, 'Tasks'), el('th', {}, ''))),
         el('tbody', {}, rows.map((m) => el('tr', { dataset: { worker: m.url } },
-          el('td', { class: 'mono' }, m.url, el('div', { class: 'muted' }, m.member)),
-          el('td', {}, m.version || ''),
+          el('td', { class: 'mono' }, m.url, m.member ? el('div', { class: 'muted' }, m.member) : null),
+          members ? el('td', {}, m.version || '') : null,
           el('td', {}, ((m.a && m.a.connectors) || []).join(', ')),
           el('td', {}, ((m.a && m.a.tasks) || []).map((t) => taskName(t.connector, t.task)).join(', ')),
           el('td', { class: 'muted' }, m.refused ? `refused: ${m.refused}` : ''))))));
