@@ -236,6 +236,30 @@ func TestWebConsole(t *testing.T) {
 	waitText("#changes", contains("FAILED"))
 	shot("console-changes.png")
 
+	// Resume, and delete after the page asks again.
+	click := func(css string) {
+		t.Helper()
+		e, err := browser.WaitFor(css, 10*time.Second)
+		must(err)
+		must(e.Click())
+	}
+	must(browser.Navigate(pageOf(other) + "#/"))
+	click(`button[data-action="resume"][data-connector="ui-source"]`)
+	waitFor(t, 20*time.Second, "ui-source RUNNING again through REST", func() bool { return admin.taskState(t, "ui-source") == "RUNNING" })
+	click(`button[data-action="delete"][data-connector="ui-broken"]`)
+	if code, _ := admin.call(t, "GET", "/connectors/ui-broken", nil); code != 200 {
+		t.Fatalf("ui-broken is gone before the delete was confirmed: GET %d", code)
+	}
+	click(`button[data-action="confirm-delete"][data-connector="ui-broken"]`)
+	waitFor(t, 20*time.Second, "ui-broken deleted through REST", func() bool {
+		code, _ := admin.call(t, "GET", "/connectors/ui-broken", nil)
+		return code == 404
+	})
+	waitFor(t, 10*time.Second, "ui-broken's row gone", func() bool {
+		n, err := browser.Count(`#connectors tr[data-connector="ui-broken"]`)
+		return err == nil && n == 0
+	})
+
 	// The page itself raised no error and broke no content policy.
 	if s := waitText("#error", func(string) bool { return true }); s != "" {
 		t.Errorf("the console shows an error: %s", s)

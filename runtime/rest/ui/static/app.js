@@ -480,9 +480,8 @@
   function renderHeader() {
     const s = model.server;
     $('#server').textContent = s ? `${s.version}${s.kafka_cluster_id ? ` · cluster ${s.kafka_cluster_id}` : ''}` : '';
-    const box = $('#session');
-    box.replaceChildren();
     const ses = model.session;
+    const box = el('span', {});
     if (ses) {
       box.append(el('span', { id: 'who' }, ses.auth ? `${ses.user || 'anonymous'} (${ses.role})` : 'no authentication'));
       if (ses.auth && credentials.get()) {
@@ -491,6 +490,7 @@
         box.append(el('button', { id: 'signin-open', onclick: () => { model.needsSignIn = true; render(); } }, 'Sign in'));
       }
     }
+    morphChildren($('#session'), box);
     const view = currentView().view;
     for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('current', a.dataset.view === view);
   }
