@@ -207,11 +207,11 @@
 
   // The REST API's actions on a connector, and when each makes sense.
   const ACTIONS = [
-    { name: 'pause', label: 'Pause', method: 'PUT', path: (n) => `/connectors/${enc(n)}/pause`, when: (s) => s !== 'PAUSED' && s !== 'STOPPED' },
-    { name: 'resume', label: 'Resume', method: 'PUT', path: (n) => `/connectors/${enc(n)}/resume`, when: (s) => s === 'PAUSED' || s === 'STOPPED' },
-    { name: 'restart', label: 'Restart', method: 'POST', path: (n) => `/connectors/${enc(n)}/restart?includeTasks=true&onlyFailed=false`, when: (s) => s !== 'STOPPED' },
-    { name: 'stop', label: 'Stop', method: 'PUT', path: (n) => `/connectors/${enc(n)}/stop`, when: (s) => s !== 'STOPPED' },
-    { name: 'delete', label: 'Delete', method: 'DELETE', path: (n) => `/connectors/${enc(n)}`, when: () => true, confirm: true },
+    { name: 'pause', label: 'Pause', done: 'Paused', method: 'PUT', path: (n) => `/connectors/${enc(n)}/pause`, when: (s) => s !== 'PAUSED' && s !== 'STOPPED' },
+    { name: 'resume', label: 'Resume', done: 'Resumed', method: 'PUT', path: (n) => `/connectors/${enc(n)}/resume`, when: (s) => s === 'PAUSED' || s === 'STOPPED' },
+    { name: 'restart', label: 'Restart', done: 'Restarted', method: 'POST', path: (n) => `/connectors/${enc(n)}/restart?includeTasks=true&onlyFailed=false`, when: (s) => s !== 'STOPPED' },
+    { name: 'stop', label: 'Stop', done: 'Stopped', method: 'PUT', path: (n) => `/connectors/${enc(n)}/stop`, when: (s) => s !== 'STOPPED' },
+    { name: 'delete', label: 'Delete', done: 'Deleted', method: 'DELETE', path: (n) => `/connectors/${enc(n)}`, when: () => true, confirm: true },
   ];
 
   function actionButtons(name, state) {
@@ -240,7 +240,7 @@
     render();
     try {
       await api(a.method, a.path(name));
-      flash(`${a.label}: ${name}`);
+      flash(`${a.done} ${name}.`);
       if (a.name === 'delete' && location.hash.startsWith('#/connectors/')) location.hash = '#/';
     } catch (e) {
       showError(e.message);
@@ -302,7 +302,7 @@
       const facts = el('dl', { class: 'facts' },
         el('dt', {}, 'This worker'), el('dd', { class: 'mono', id: 'worker-id' }, w.worker_id),
         el('dt', {}, 'Group'), el('dd', { class: 'mono' }, w.group_id || '(standalone)'),
-        el('dt', {}, 'Generation'), el('dd', { id: 'generation' }, w.generation),
+        el('dt', {}, 'Generation'), el('dd', { id: 'generation' }, w.generation >= 0 ? w.generation : 'none (not in a group)'),
         el('dt', {}, 'Leader'), el('dd', { id: 'leader' }, w.leader ? 'this worker' : (w.leader_url ? el('a', { href: `${w.leader_url.replace(/\/$/, '')}/ui` }, w.leader_url) : 'unknown')));
       out.push(el('section', { id: 'cluster' }, el('h2', {}, 'Cluster'), facts,
         w.error ? el('p', { class: 'muted' }, `Not part of the group's work: ${w.error}`) : null,
