@@ -136,6 +136,9 @@ func (n *Node) internalOpts(extra ...kgo.Opt) []kgo.Opt {
 func (n *Node) openStores(ctx context.Context) error {
 	cfg := n.cfg
 	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, ClientOpts: n.clients.Internal.Opts, Logger: n.log}
+	// With exactly-once source support the offsets topic holds tasks' transactions, and the
+	// config topic the leader's: what was aborted must not be applied.
+	opts.ReadCommitted = cfg.ExactlyOnceSource.ReadCommitted()
 	if n.mode == config.Standalone {
 		if cfg.OffsetFile == "" {
 			return fmt.Errorf("%s: missing required setting offset.storage.file.filename (standalone workers keep source offsets in that file)", cfg.Source)

@@ -33,6 +33,12 @@ type Options struct {
 
 	// Logger receives store log lines. Nil discards them.
 	Logger *slog.Logger
+
+	// ReadCommitted reads the topics with isolation.level=read_committed, as Kafka Connect does
+	// when exactly.once.source.support is preparing or enabled: records of transactions that were
+	// aborted (a zombie task's, a deposed leader's) are never applied, and reading "to the end"
+	// means to the last stable offset.
+	ReadCommitted bool
 }
 
 func (o Options) logger() *slog.Logger {
@@ -51,9 +57,10 @@ func (o Options) logConfig(topic TopicSpec, suffix string, handle func(*kgo.Reco
 		Topic:       topic,
 		SeedBrokers: o.SeedBrokers,
 		ClientID:    prefix + "-" + suffix,
-		ClientOpts:  o.ClientOpts,
-		Logger:      o.logger(),
-		Handler:     handle,
+		ClientOpts:    o.ClientOpts,
+		Logger:        o.logger(),
+		Handler:       handle,
+		ReadCommitted: o.ReadCommitted,
 	}
 }
 
@@ -77,6 +84,9 @@ type LogConfig struct {
 	// writing to it and waiting for the write to be read back): the log
 	// cannot consume anything else until it returns.
 	Handler func(*kgo.Record)
+
+	// ReadCommitted consumes with isolation.level=read_committed (see Options.ReadCommitted).
+	ReadCommitted bool
 }
 
 // Record is a key and value to write to a Log. A nil Value is a tombstone.
@@ -172,6 +182,9 @@ func (l *Log) Start(ctx context.Context) error {
 		// than Kafka's). kgo asks once per partition, on the first write, after Start has read
 		// the limit.
 		kgo.ProducerBatchMaxBytesFn(func(string) int32 { return l.maxRecord.Load() }),
+	}
+	if l.cfg.ReadCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
 	cl, err := kgo.NewClient(append(opts, l.cfg.ClientOpts...)...)
 	if err != nil {
@@ -293,7 +306,13 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 func (l *Log) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	backoff := 50 * time.Millisecond
 	for {
-		ends, err := l.adm.ListEndOffsets(ctx, l.Topic())
+		list := l.adm.ListEndOffsets
+		if l.cfg.ReadCommitted {
+			// The end a read_committed consumer reaches: the last stable offset. An open
+			// transaction (a task's, until it commits or is fenced) holds it back.
+			list = l.adm.ListCommittedOffsets
+		}
+		ends, err := list(ctx, l.Topic())
 		if err == nil {
 			err = ends.Error()
 		}

@@ -91,6 +91,9 @@ func (w *Worker) ValidateConfig(ctx context.Context, cfg map[string]string) (con
 		sinkRules(v, cfg)
 		w.sinkGroupRule(v, cfg)
 	}
+	if typ == connect.TypeSource {
+		w.exactlyOnceRule(v, cfg)
+	}
 	w.clientOverrideRule(v, cfg, typ)
 	v.groups = v.definedGroups()
 
