@@ -168,7 +168,9 @@ const (
 
 // ReadCommitted reports whether the internal topics are read with isolation.level=read_committed
 // and the leader writes the config topic in transactions: preparing and enabled.
-func (e ExactlyOnce) ReadCommitted() bool { return e == ExactlyOncePreparing || e == ExactlyOnceEnabled }
+func (e ExactlyOnce) ReadCommitted() bool {
+	return e == ExactlyOncePreparing || e == ExactlyOnceEnabled
+}
 
 // RESTAddr returns the address the REST server listens on (the first listener).
 func (w *Worker) RESTAddr() string { return w.REST.Listeners[0].Host }

@@ -54,9 +54,9 @@ func (o Options) logConfig(topic TopicSpec, suffix string, handle func(*kgo.Reco
 		prefix = "connect"
 	}
 	return LogConfig{
-		Topic:       topic,
-		SeedBrokers: o.SeedBrokers,
-		ClientID:    prefix + "-" + suffix,
+		Topic:         topic,
+		SeedBrokers:   o.SeedBrokers,
+		ClientID:      prefix + "-" + suffix,
 		ClientOpts:    o.ClientOpts,
 		Logger:        o.logger(),
 		Handler:       handle,
