@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -56,6 +57,7 @@ type Node struct {
 	group    *kgo.Client // group membership; nil without a group
 	herder   *herder.Herder
 	server   *rest.Server
+	peers    *http.Client // how this worker reaches the others' REST APIs (set by serveREST)
 	rec      *reconcile.Reconciler // connectors.dir's reconciler; nil without
 	recDone  chan struct{}
 
@@ -221,7 +223,7 @@ func (n *Node) newHerder(context.Context) error {
 	hcfg := herder.Config{
 		WorkerID: n.workerID, ClusterID: n.clusterID, Worker: n.worker,
 		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: n.log,
-		SyncTimeout: cfg.Cluster.SyncTimeout,
+		SyncTimeout: cfg.Cluster.SyncTimeout, AskLeaderToFence: n.askLeaderToFence,
 	}
 	if n.mode == config.Distributed {
 		clientID := cfg.ClientID
@@ -262,6 +264,7 @@ func (n *Node) serveREST(context.Context) error {
 	if n.rec != nil {
 		served = reconcilingHerder{n.herder, n.rec}
 	}
+	n.peers = setup.Client
 	fwd := &rest.Forwarder{Client: setup.Client, Key: n.herder.SessionKey}
 	n.server = rest.New(served, append(setup.Options,
 		rest.WithTopicTracking(n.cfg.TopicTracking, n.cfg.TopicTrackingReset),

@@ -96,6 +96,13 @@ type ConfigSnapshot struct {
 	// records (KIP-618) written by exactly-once leaders.
 	TaskCountRecords map[string]int
 
+	// PendingFencing holds the connectors whose last task commit came
+	// after their last tasks-fencing record: with exactly-once support,
+	// their tasks may not start until the leader has fenced the previous
+	// generation's producers and recorded the new task count, as Kafka's
+	// ClusterConfigState.pendingFencing.
+	PendingFencing map[string]struct{}
+
 	// SessionKey is the latest session key, or nil.
 	SessionKey *SessionKey
 
@@ -157,6 +164,7 @@ const (
 	RestartRequested                             // a restart request was written
 	SessionKeyChanged                            // a new session key was written
 	LoggerLevelChanged                           // a cluster-wide logger level was written
+	TaskCountRecorded                            // a tasks-fencing record was written (KIP-618)
 )
 
 func (k ChangeKind) String() string {
@@ -175,6 +183,8 @@ func (k ChangeKind) String() string {
 		return "session-key"
 	case LoggerLevelChanged:
 		return "logger-level"
+	case TaskCountRecorded:
+		return "task-count"
 	default:
 		return "ChangeKind(" + strconv.Itoa(int(k)) + ")"
 	}
@@ -223,6 +233,7 @@ type ConfigStore struct {
 	deferred     map[string]map[int]map[string]string
 	inconsistent map[string]struct{}
 	taskCounts   map[string]int
+	pending      map[string]struct{} // PendingFencing
 	sessionKey   *SessionKey
 	loggerLevels map[string]string
 	skipped      map[string]SkippedRecord // by key
@@ -259,6 +270,7 @@ func newConfigStore(o Options, topic string) *ConfigStore {
 		deferred:     make(map[string]map[int]map[string]string),
 		inconsistent: make(map[string]struct{}),
 		taskCounts:   make(map[string]int),
+		pending:      make(map[string]struct{}),
 		loggerLevels: make(map[string]string),
 		skipped:      make(map[string]SkippedRecord),
 	}
@@ -318,6 +330,7 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 		Tasks:            make(map[string][]map[string]string, len(s.tasks)),
 		Inconsistent:     maps.Clone(s.inconsistent),
 		TaskCountRecords: maps.Clone(s.taskCounts),
+		PendingFencing:   maps.Clone(s.pending),
 		LoggerLevels:     maps.Clone(s.loggerLevels),
 	}
 	for name, cfg := range s.connectors {
@@ -415,6 +428,20 @@ func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, tasks []m
 	}
 	if err := s.log.Write(ctx, Record{[]byte(commitKeyPrefix + name), commitValue(len(tasks))}); err != nil {
 		return fmt.Errorf("committing %d task configs of connector %q: %w", len(tasks), name, err)
+	}
+	return nil
+}
+
+// PutTaskCount writes the tasks-fencing-<name> record {"task-count":n}: the leader has fenced the
+// producers of the connector's previous generation of tasks, whose new generation has n tasks
+// (KIP-618).
+func (s *ConfigStore) PutTaskCount(ctx context.Context, name string, n int) error {
+	if name == "" {
+		return errors.New("writing task count: empty connector name")
+	}
+	v := []byte(`{"task-count":` + strconv.Itoa(n) + `}`)
+	if err := s.log.Write(ctx, Record{[]byte(taskCountKeyPrefix + name), v}); err != nil {
+		return fmt.Errorf("writing task count record of connector %q: %w", name, err)
 	}
 	return nil
 }
@@ -609,6 +636,7 @@ func (s *ConfigStore) applyConnector(name string, value []byte) error {
 		delete(s.tasks, name)
 		delete(s.deferred, name)
 		delete(s.inconsistent, name)
+		delete(s.pending, name)
 		// Deleting a connector also clears the records about it that could not be read.
 		maps.DeleteFunc(s.skipped, func(_ string, r SkippedRecord) bool { return r.Connector == name })
 		s.notify(Change{Kind: ConnectorRemoved, Connector: name})
@@ -696,6 +724,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) error {
 	}
 	s.tasks[name] = tasks
 	delete(s.inconsistent, name)
+	s.pending[name] = struct{}{}
 	s.notify(Change{Kind: TaskConfigsChanged, Connector: name, Tasks: ids})
 	return nil
 }
@@ -730,6 +759,8 @@ func (s *ConfigStore) applyTaskCount(name string, value []byte) error {
 		return fmt.Errorf("task count record of connector %q: %w", name, err)
 	}
 	s.taskCounts[name] = int(n)
+	delete(s.pending, name)
+	s.notify(Change{Kind: TaskCountRecorded, Connector: name})
 	return nil
 }
 

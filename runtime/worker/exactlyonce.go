@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/task"
 )
@@ -98,4 +102,53 @@ func fenceOnStart(ctx context.Context, producer *kgo.Client, id connect.TaskID) 
 		return fmt.Errorf("task %s: initializing its transactional producer (fencing the previous one): %w", id, err)
 	}
 	return nil
+}
+
+// FenceZombies fences the transactional producers of tasks 0..count-1 of a connector, as Kafka's
+// Admin.fenceProducers does for the leader: InitProducerID with each task's transactional.id bumps
+// its epoch, which aborts the transaction it left open and makes a producer still holding the old
+// epoch (a zombie task on a worker that lost it) fail with PRODUCER_FENCED on its next write or
+// commit. The connector's admin client settings (admin.override.*) apply.
+func (w *Worker) FenceZombies(ctx context.Context, connector string, connCfg map[string]string, count int) error {
+	settings, err := w.client(connect.TaskID{Connector: connector}, connCfg, kafkaclient.Admin)
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(slices.Concat(w.opts, []kgo.Opt{kgo.ClientID("connector-adminclient-" + connector)}, settings.Opts)...)
+	if err != nil {
+		return fmt.Errorf("connector %s: creating the admin client that fences its tasks: %w", connector, err)
+	}
+	defer cl.Close()
+	for i := range count {
+		id := TransactionalID(w.cfg.GroupID, connect.TaskID{Connector: connector, Task: i})
+		if err := fenceProducer(ctx, cl, id); err != nil {
+			return fmt.Errorf("connector %s: fencing the producer of task %d (transactional.id %s): %w", connector, i, id, err)
+		}
+	}
+	return nil
+}
+
+// fenceProducer bumps the epoch of a transactional id, retrying while the coordinator is busy
+// aborting what the id left open (CONCURRENT_TRANSACTIONS) or moving.
+func fenceProducer(ctx context.Context, cl *kgo.Client, transactionalID string) error {
+	backoff := 50 * time.Millisecond
+	for {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID = &transactionalID
+		req.TransactionTimeoutMillis = 60000
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		if err == nil || !kerr.IsRetriable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
 }
