@@ -57,7 +57,7 @@ type Node struct {
 	group    *kgo.Client // group membership; nil without a group
 	herder   *herder.Herder
 	server   *rest.Server
-	peers    *http.Client // how this worker reaches the others' REST APIs (set by serveREST)
+	peers    *http.Client          // how this worker reaches the others' REST APIs (set by serveREST)
 	rec      *reconcile.Reconciler // connectors.dir's reconciler; nil without
 	recDone  chan struct{}
 
