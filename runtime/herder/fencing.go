@@ -16,6 +16,27 @@ import (
 // once the worker that runs them has read it. A worker that is not the leader asks it with the
 // internal PUT /connectors/{name}/fence.
 
+// claimConfigWrites makes a new leader's config-topic writes transactional (fencing the previous
+// leader's writer) and drops the writer of a worker that no longer leads, when ConfigTransactionalID
+// is set. A claim that fails leaves the writes plain, with a warning: they are still correct
+// while no deposed leader writes, which the group protocol makes rare.
+func (h *Herder) claimConfigWrites(ctx context.Context, leader bool) {
+	if h.cfg.ConfigTransactionalID == "" {
+		return
+	}
+	switch {
+	case leader && !h.claimed.Load():
+		if err := h.cfg.Configs.ClaimWrites(ctx, h.cfg.ConfigTransactionalID); err != nil {
+			h.log.Warn("cannot write the config topic transactionally; writing without a transaction", "transactional_id", h.cfg.ConfigTransactionalID, "err", err)
+			return
+		}
+		h.claimed.Store(true)
+	case !leader && h.claimed.Load():
+		h.cfg.Configs.ReleaseWrites()
+		h.claimed.Store(false)
+	}
+}
+
 // fenceTimeout bounds one round of fencing, requested from the loop.
 const fenceTimeout = time.Minute
 

@@ -39,6 +39,10 @@ type Config struct {
 	// (exactly-once source support, see fencing.go). Nil: a worker that does not lead cannot ask,
 	// and its exactly-once source tasks wait until it leads.
 	AskLeaderToFence func(ctx context.Context, leaderURL, connector string) error
+	// ConfigTransactionalID, when set (exactly.once.source.support preparing or enabled), makes the
+	// leader write the config topic in transactions with this id (Kafka's
+	// connect-cluster-<group.id>): a new leader fences its predecessor's writer.
+	ConfigTransactionalID string
 }
 
 // Herder keeps the connectors and tasks this worker runs equal to the config topic.
@@ -60,7 +64,8 @@ type Herder struct {
 	assigned   *cluster.Allocation // what the group gave this worker; nil without a group: everything
 	fencing    map[string]bool     // connectors whose zombie fencing is under way (requestFencing)
 
-	fenceMu sync.Mutex // one round of fencing at a time (fence)
+	fenceMu sync.Mutex  // one round of fencing at a time (fence)
+	claimed atomic.Bool // the config topic's leader writes are claimed (ConfigTransactionalID)
 
 	started  atomic.Bool                  // the loop is running
 	role     atomic.Pointer[role]         // leadership, for REST requests on other goroutines

@@ -225,6 +225,9 @@ func (n *Node) newHerder(context.Context) error {
 		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: n.log,
 		SyncTimeout: cfg.Cluster.SyncTimeout, AskLeaderToFence: n.askLeaderToFence,
 	}
+	if n.mode == config.Distributed && cfg.ExactlyOnceSource.ReadCommitted() {
+		hcfg.ConfigTransactionalID = "connect-cluster-" + cfg.GroupID
+	}
 	if n.mode == config.Distributed {
 		clientID := cfg.ClientID
 		if clientID == "" {

@@ -364,7 +364,7 @@ func (s *ConfigStore) PutConnectorConfig(ctx context.Context, name string, cfg m
 	if name == "" {
 		return errors.New("writing connector config: empty connector name")
 	}
-	if err := s.log.Write(ctx, Record{[]byte(connectorKeyPrefix + name), connectorValue(cfg)}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(connectorKeyPrefix + name), connectorValue(cfg)}); err != nil {
 		return fmt.Errorf("writing config of connector %q: %w", name, err)
 	}
 	return nil
@@ -387,7 +387,7 @@ func (s *ConfigStore) CreateConnector(ctx context.Context, name string, cfg map[
 		recs = append(recs, Record{[]byte(targetStateKeyPrefix + name), targetStateValue(initial)})
 	}
 	recs = append(recs, Record{[]byte(connectorKeyPrefix + name), connectorValue(cfg)})
-	if err := s.log.Write(ctx, recs...); err != nil {
+	if err := s.leaderWrite(ctx, recs...); err != nil {
 		return fmt.Errorf("creating connector %q: %w", name, err)
 	}
 	return nil
@@ -422,14 +422,45 @@ func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, tasks []m
 		for i, t := range tasks {
 			recs[i] = Record{[]byte(taskKeyPrefix + name + "-" + strconv.Itoa(i)), connectorValue(t)}
 		}
-		if err := s.log.Write(ctx, recs...); err != nil {
+		if err := s.leaderWrite(ctx, recs...); err != nil {
 			return fmt.Errorf("writing task configs of connector %q: %w", name, err)
 		}
 	}
-	if err := s.log.Write(ctx, Record{[]byte(commitKeyPrefix + name), commitValue(len(tasks))}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(commitKeyPrefix + name), commitValue(len(tasks))}); err != nil {
 		return fmt.Errorf("committing %d task configs of connector %q: %w", len(tasks), name, err)
 	}
 	return nil
+}
+
+// exclusiveWriter is a log whose leader writes can be transactional (Log; not the memory log).
+type exclusiveWriter interface {
+	WriteExclusive(ctx context.Context, recs ...Record) error
+	ClaimWrites(ctx context.Context, transactionalID string) error
+	ReleaseWrites()
+}
+
+// leaderWrite writes records only the leader writes: in a transaction once ClaimWrites was called.
+func (s *ConfigStore) leaderWrite(ctx context.Context, recs ...Record) error {
+	if w, ok := s.log.(exclusiveWriter); ok {
+		return w.WriteExclusive(ctx, recs...)
+	}
+	return s.log.Write(ctx, recs...)
+}
+
+// ClaimWrites makes this worker's leader writes transactional with transactionalID (Kafka's
+// connect-cluster-<group.id>), fencing the previous leader's writer. The memory store ignores it.
+func (s *ConfigStore) ClaimWrites(ctx context.Context, transactionalID string) error {
+	if w, ok := s.log.(exclusiveWriter); ok {
+		return w.ClaimWrites(ctx, transactionalID)
+	}
+	return nil
+}
+
+// ReleaseWrites ends ClaimWrites (the worker is no longer the leader).
+func (s *ConfigStore) ReleaseWrites() {
+	if w, ok := s.log.(exclusiveWriter); ok {
+		w.ReleaseWrites()
+	}
 }
 
 // PutTaskCount writes the tasks-fencing-<name> record {"task-count":n}: the leader has fenced the
@@ -440,7 +471,7 @@ func (s *ConfigStore) PutTaskCount(ctx context.Context, name string, n int) erro
 		return errors.New("writing task count: empty connector name")
 	}
 	v := []byte(`{"task-count":` + strconv.Itoa(n) + `}`)
-	if err := s.log.Write(ctx, Record{[]byte(taskCountKeyPrefix + name), v}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(taskCountKeyPrefix + name), v}); err != nil {
 		return fmt.Errorf("writing task count record of connector %q: %w", name, err)
 	}
 	return nil
@@ -453,7 +484,7 @@ func (s *ConfigStore) RemoveConnector(ctx context.Context, name string) error {
 	if name == "" {
 		return errors.New("removing connector: empty connector name")
 	}
-	err := s.log.Write(ctx,
+	err := s.leaderWrite(ctx,
 		Record{Key: []byte(connectorKeyPrefix + name)},
 		Record{Key: []byte(targetStateKeyPrefix + name)},
 	)
@@ -469,7 +500,7 @@ func (s *ConfigStore) PutRestartRequest(ctx context.Context, req RestartRequest)
 	if req.Connector == "" {
 		return errors.New("writing restart request: empty connector name")
 	}
-	if err := s.log.Write(ctx, Record{[]byte(restartKeyPrefix + req.Connector), restartValue(req)}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(restartKeyPrefix + req.Connector), restartValue(req)}); err != nil {
 		return fmt.Errorf("writing restart request for connector %q: %w", req.Connector, err)
 	}
 	return nil
@@ -477,7 +508,7 @@ func (s *ConfigStore) PutRestartRequest(ctx context.Context, req RestartRequest)
 
 // PutSessionKey writes a new session key.
 func (s *ConfigStore) PutSessionKey(ctx context.Context, key SessionKey) error {
-	if err := s.log.Write(ctx, Record{[]byte(sessionKeyKey), sessionKeyValue(key)}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(sessionKeyKey), sessionKeyValue(key)}); err != nil {
 		return fmt.Errorf("writing session key: %w", err)
 	}
 	return nil
