@@ -214,3 +214,57 @@ func timeCommitted(b *testing.B, w *worker, addr, file, name string, n int, extr
 	w.mustCall(b, 204, "DELETE", "/connectors/"+name, nil)
 	return took
 }
+
+// TestExactlyOnceTasksOnANonLeaderAreFencedByTheLeader: with exactly.once.source.support=enabled, a
+// source task may start only after the leader has recorded the connector's task count
+// (tasks-fencing-<name>), so a task placed on a worker that does not lead starts only once that
+// worker's signed PUT /connectors/{name}/fence reached the leader; its records are then committed.
+func TestExactlyOnceTasksOnANonLeaderAreFencedByTheLeader(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		pluginbuild.Missing(t, "kcat", "apt-get install kcat")
+	}
+	_, addr := startBroker(t)
+	files := t.TempDir()
+	props := map[string]string{"plugin.fs.allow": files, "exactly.once.source.support": "enabled"}
+	ws := []*worker{startWorker(t, "w1", addr, props), startWorker(t, "w2", addr, props)}
+	leader := findLeader(t, ws)
+	const n = 4
+	for i := range n {
+		in := filepath.Join(files, fmt.Sprintf("in-%d.txt", i))
+		writeLines(t, in, "l-", 0, 1000)
+		leader.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": fmt.Sprintf("src-%d", i), "config": map[string]string{
+			"connector.class": "FileStreamSource", "file": in, "topic": fmt.Sprintf("t-%d", i),
+			"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+		}})
+	}
+	var onFollower string
+	waitFor(t, time.Minute, "every task RUNNING, one on the worker that does not lead", func() bool {
+		st, ok := leader.allStatuses(t)
+		if !ok || len(st) < n {
+			return false
+		}
+		onFollower = ""
+		for name, s := range st {
+			if len(s.Tasks) != 1 || s.Tasks[0].State != "RUNNING" {
+				return false
+			}
+			if "http://"+s.Tasks[0].WorkerID != leader.url {
+				onFollower = name
+			}
+		}
+		return onFollower != ""
+	})
+	topic := "t-" + strings.TrimPrefix(onFollower, "src-")
+	waitFor(t, 30*time.Second, "the follower's task's records committed", func() bool {
+		out, err := exec.Command(kcat, "-C", "-b", addr, "-t", topic, "-e", "-q", "-X", "isolation.level=read_committed", "-f", "%s\n").Output()
+		return err == nil && strings.Count(string(out), "\n") == 1000
+	})
+	keys, err := exec.Command(kcat, "-C", "-b", addr, "-t", "connect-configs", "-e", "-q", "-f", "%k\n").Output()
+	if err != nil {
+		t.Fatalf("kcat: %v", err)
+	}
+	if !strings.Contains(string(keys), "tasks-fencing-"+onFollower+"\n") {
+		t.Fatalf("no tasks-fencing-%s record in the config topic:\n%s", onFollower, keys)
+	}
+}
