@@ -27,8 +27,8 @@ func (unbounded) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig { retur
 func (unbounded) prepare(b []byte) ([]byte, error)                       { return b, nil }
 func (unbounded) setup(context.Context, wazero.Runtime) error            { return nil }
 func (unbounded) release(api.Module)                                     {}
-func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
-	return ctx, func() {}
+func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, func() uint64) {
+	return ctx, func() uint64 { return 0 }
 }
 
 // forEachBound runs fn as a sub-benchmark per CPU bound, with a session of a fresh host.

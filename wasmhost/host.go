@@ -121,6 +121,8 @@ type module struct {
 	compileOnce sync.Once
 	compiled    wazero.CompiledModule
 	compileErr  error
+
+	instances atomic.Int64 // live instances, for Instances
 }
 
 // New reads the descriptor of every module on the plugin path, from the cache or by running the
@@ -279,6 +281,32 @@ func (h *Host) Plugins() []Plugin {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return slices.Clone(h.plugins)
+}
+
+// ModuleNames returns the file names of the loaded modules, sorted.
+func (h *Host) ModuleNames() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	names := make([]string, 0, len(h.modules))
+	for _, m := range h.modules {
+		names = append(names, m.base)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// Instances returns how many instances of the modules with this file name are alive: a Go guest
+// costs megabytes each, so this is the number to watch on a worker with many tasks.
+func (h *Host) Instances(module string) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := int64(0)
+	for _, m := range h.modules {
+		if m.base == module {
+			n += m.instances.Load()
+		}
+	}
+	return int(n)
 }
 
 // LoadErrors returns the modules that were not loaded, and why.

@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -38,6 +39,13 @@ type instance struct {
 	done           <-chan struct{} // the current call's cancellation, for sleeping host functions
 	deadline       time.Time       // the current call's CPU bound, for waiting host functions
 	net            *netState       // its connections (net.go); nil until a session owns it
+	last           callCost        // of the last invoke that reached the guest
+}
+
+// callCost is what one call into the guest took, for PluginCalls.
+type callCost struct {
+	took time.Duration
+	fuel uint64
 }
 
 // instanceKey carries the calling instance to the host functions through the call's context.
@@ -72,6 +80,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 	}
 	in.mod = mod
 	in.mem = mod.Memory()
+	m.instances.Add(1)
 	in.fnAlloc = mod.ExportedFunction("wc_alloc")
 	in.fnFree = mod.ExportedFunction("wc_free")
 	in.fnCall = mod.ExportedFunction("wc_call")
@@ -115,7 +124,7 @@ func (in *instance) invoke(ctx context.Context, plugin, op string, fn api.Functi
 	t0 := time.Now()
 	err := fn.CallWithStack(in.bind(cctx), stack)
 	elapsed := time.Since(t0)
-	stop()
+	in.last = callCost{took: elapsed, fuel: stop()}
 	in.done, in.deadline = nil, time.Time{}
 	if err != nil {
 		return in.fail(plugin, op, err, elapsed)
@@ -146,6 +155,7 @@ func (in *instance) fail(plugin, op string, cause error, elapsed time.Duration) 
 	te.OutOfMemory = !te.Timeout && (te.memBytes+slack >= te.memLimit ||
 		strings.Contains(strings.ToLower(te.Stderr), "out of memory"))
 	in.failed = te
+	in.m.instances.Add(-1)
 	in.net.closeAll()
 	in.h.cpu.release(in.mod)
 	in.mod.Close(context.Background())
@@ -167,6 +177,7 @@ func (in *instance) close(ctx context.Context, cause error) {
 	}
 	if in.failed == nil {
 		in.failed = cause
+		in.m.instances.Add(-1)
 		in.net.closeAll()
 		in.h.cpu.release(in.mod)
 		in.mod.Close(ctx)
@@ -176,8 +187,9 @@ func (in *instance) close(ctx context.Context, cause error) {
 }
 
 // call runs op on an object handle with the input that encode appends (nil: no input) and returns a
-// copy of the result, so that nothing returned aliases guest memory. Callers hold in.mu.
-func (in *instance) call(ctx context.Context, plugin string, op wire.Op, handle int32, encode func([]byte) []byte) ([]byte, error) {
+// copy of the result, so that nothing returned aliases guest memory. obs, if not nil, is told what
+// the call cost. Callers hold in.mu.
+func (in *instance) call(ctx context.Context, plugin string, obs PluginCalls, op wire.Op, handle int32, encode func([]byte) []byte) ([]byte, error) {
 	name := op.String()
 	if in.failed != nil {
 		return nil, &failedError{plugin: plugin, module: in.m.base, op: name, cause: in.failed}
@@ -196,10 +208,33 @@ func (in *instance) call(ctx context.Context, plugin string, op wire.Op, handle 
 	}
 	s := in.stack[:]
 	s[0], s[1], s[2], s[3] = api.EncodeI32(handle), api.EncodeI32(int32(op)), api.EncodeU32(ptr), api.EncodeU32(n)
-	if err := in.invoke(ctx, plugin, name, in.fnCall, s); err != nil {
+	err := in.invoke(ctx, plugin, name, in.fnCall, s)
+	if obs != nil {
+		in.observe(obs, op, err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return in.result(plugin, name, s[0])
+}
+
+// observe reports a wc_call that reached the guest (invoke ran it, whether or not it trapped).
+func (in *instance) observe(obs PluginCalls, op wire.Op, err error) {
+	var te *TrapError
+	trapped := errors.As(err, &te)
+	if err != nil && !trapped {
+		var ge *GuestError
+		if !errors.As(err, &ge) {
+			return // refused before the guest ran (a failed instance)
+		}
+	}
+	mem := uint64(0)
+	if trapped {
+		mem = te.memBytes
+	} else {
+		mem = uint64(in.mem.Size())
+	}
+	obs.Call(op, in.last.took, in.last.fuel, mem, trapped)
 }
 
 // write copies data into the instance's input buffer, growing it first when needed, and returns

@@ -189,6 +189,9 @@ func (n *Node) newWorker(context.Context) error {
 		return fmt.Errorf("%s: %w", cfg.Source, err)
 	}
 	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID))
+	for _, module := range n.host.ModuleNames() {
+		n.metrics.Gauge(metrics.NameModuleInstances, "module", module, func() float64 { return float64(n.host.Instances(module)) })
+	}
 	wc := worker.Config{
 		Worker:     cfg,
 		Host:       n.host,
@@ -217,7 +220,7 @@ func (n *Node) newHerder(context.Context) error {
 	hcfg := herder.Config{
 		WorkerID: n.workerID, ClusterID: n.clusterID, Worker: n.worker,
 		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: n.log,
-		SyncTimeout: cfg.Cluster.SyncTimeout,
+		SyncTimeout: cfg.Cluster.SyncTimeout, Metrics: n.metrics,
 	}
 	if n.mode == config.Distributed {
 		clientID := cfg.ClientID
@@ -241,6 +244,7 @@ func (n *Node) newHerder(context.Context) error {
 			Settings:          n.sharedSettings(),
 			Version:           herder.Version,
 			Logger:            n.log,
+			Rebalances:        n.metrics.Rebalance(),
 		}
 	}
 	n.herder = herder.New(hcfg)
