@@ -12,6 +12,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
@@ -175,3 +177,47 @@ func BenchmarkBuiltinSourceBound(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallMetrics is what observing calls (Env.Calls, the plugin call histograms, fuel, traps
+// and memory of runtime/metrics) costs per call: on the smallest call (COMMIT, no payload) and on a
+// POLL of 1000 records, with and without it, under the fuel bound.
+func BenchmarkCallMetrics(b *testing.B) {
+	for _, observed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("metrics=%v", observed), func(b *testing.B) {
+			h, _ := newTestHost(b, Config{})
+			env := Env{Connector: "bench", Task: 0, Logger: slog.New(slog.DiscardHandler)}
+			if observed {
+				reg := metrics.New(metrics.Unregistered())
+				b.Cleanup(reg.Close)
+				env.Calls = benchCalls{reg.Task(connect.TaskID{Connector: "bench"}, connect.TypeSource)}
+			}
+			s := h.NewSession(env)
+			b.Cleanup(func() { s.Close(context.Background()) })
+			ctx := context.Background()
+			task, err := s.Open(ctx, mustResolve(b, h, "SeqSource"), wire.RoleTask,
+				map[string]string{"topic": "t", "batch.size": fmt.Sprint(benchBatch)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run("Commit", func(b *testing.B) {
+				for b.Loop() {
+					if err := task.Commit(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("Poll", func(b *testing.B) {
+				for b.Loop() {
+					if rs, err := task.Poll(ctx); err != nil || len(rs) != benchBatch {
+						b.Fatal(len(rs), err)
+					}
+				}
+				reportRecords(b)
+			})
+		})
+	}
+}
+
+type benchCalls struct{ m *metrics.Task }
+
+func (c benchCalls) Plugin(plugin, module string) PluginCalls { return c.m.Plugin(plugin, module) }

@@ -544,3 +544,14 @@ func BenchmarkTaskHotPath(b *testing.B) {
 		pc.Call(wire.OpPoll, time.Millisecond, 1000, 1<<20, false)
 	}
 }
+
+// BenchmarkPluginCall is what wasmhost pays per guest call for the plugin series.
+func BenchmarkPluginCall(b *testing.B) {
+	r := New(Unregistered())
+	defer r.Close()
+	pc := r.Task(connect.TaskID{Connector: "c", Task: 0}, connect.TypeSource).Plugin("p", "m.wasm")
+	b.ReportAllocs()
+	for b.Loop() {
+		pc.Call(wire.OpPoll, time.Millisecond, 1000, 1<<20, false)
+	}
+}
