@@ -413,11 +413,16 @@ func (n *Node) Herder() *herder.Herder { return n.herder }
 // sharedSettings are the settings every worker of the group must share, with converter aliases
 // resolved to their class names, so that a worker saying JsonConverter is not refused by one saying
 // org.apache.kafka.connect.json.JsonConverter.
-func (n *Node) sharedSettings() map[string]string {
-	s := maps.Clone(n.cfg.Cluster.Shared)
+func (n *Node) sharedSettings() map[string]string { return SharedSettings(n.cfg, n.host) }
+
+// SharedSettings returns the settings a worker with cfg sends the group to be compared with the
+// leader's (config.SharedKeys it sets), with converter aliases resolved by host to their classes,
+// so that JsonConverter and org.apache.kafka.connect.json.JsonConverter agree.
+func SharedSettings(cfg *config.Worker, host *wasmhost.Host) map[string]string {
+	s := maps.Clone(cfg.Cluster.Shared)
 	for _, k := range []string{"key.converter", "value.converter", "header.converter"} {
 		if v, ok := s[k]; ok {
-			if p, err := n.host.Resolve(v, wire.KindConverter); err == nil {
+			if p, err := host.Resolve(v, wire.KindConverter); err == nil {
 				s[k] = p.Class
 			}
 		}
