@@ -387,8 +387,12 @@ func (d *doctor) get(ctx context.Context, u string) ([]byte, error) {
 
 // settings compares the settings that must agree across the cluster with each member's.
 func (d *doctor) settings(members []member, host *wasmhost.Host) {
-	if d.opts.SharedSettings == nil || host == nil {
-		d.add(CheckSettings, Skipped, "", "not checked: the plugins did not load")
+	switch {
+	case d.opts.SharedSettings == nil:
+		d.add(CheckSettings, Skipped, "", "not checked: no way to compute the shared settings was given")
+		return
+	case host == nil:
+		d.add(CheckSettings, Skipped, "", "not checked: the plugin host did not start (the converters name classes it resolves)")
 		return
 	}
 	mine := d.opts.SharedSettings(d.cfg, host)
