@@ -228,6 +228,11 @@ func TestMetricsDuringAPipeline(t *testing.T) {
 		add("kafka_connect_connector_metrics_connector_type", map[string]string{"connector": name, "connector_type": info[0]}, append(conn, "connector_type"), eq(1))
 		add("kafka_connect_connector_metrics_connector_class", c, append(conn, "connector_class"), eq(1))
 		add("kafka_connect_connector_metrics_connector_version", c, append(conn, "connector_version"), eq(1))
+		add("kafka_connect_connect_worker_metrics_connector_total_task_count", c, conn, eq(1))
+		add("kafka_connect_connect_worker_metrics_connector_running_task_count", c, conn, eq(1))
+		for _, st := range []string{"paused", "failed", "unassigned", "destroyed", "restarting"} {
+			add("kafka_connect_connect_worker_metrics_connector_"+st+"_task_count", c, conn, eq(0))
+		}
 		for _, s := range m["kafka_connect_connector_metrics_connector_class"] {
 			if s.labels["connector"] == name && !strings.Contains(s.labels["connector_class"], info[1]) {
 				t.Errorf("%s: connector_class %q, want the %s class", name, s.labels["connector_class"], info[1])

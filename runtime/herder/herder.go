@@ -253,6 +253,7 @@ func (h *Herder) leadConnectors(ctx context.Context, snap store.ConfigSnapshot) 
 			cs = &connectorState{m: h.connectorMetrics(name, cfg)}
 			h.connectors[name] = cs
 		}
+		cs.m.SetTasks(len(snap.Tasks[name]))
 		target := targetOf(snap, name)
 		if target == connect.TargetStopped {
 			h.stopConnector(ctx, name, cs, len(snap.Tasks[name]) > 0)
@@ -443,7 +444,14 @@ func (h *Herder) connectorMetrics(name string, cfg map[string]string) *metrics.C
 	if class == "" {
 		class = cfg["connector.class"]
 	}
-	return h.cfg.Metrics.Connector(name, metrics.ConnectorInfo{Class: class, Type: typ, Version: p.Version})
+	states := func() map[int]connect.State {
+		out := map[int]connect.State{}
+		for i, st := range h.cfg.Statuses.Tasks(name) {
+			out[i] = connect.State(st.State)
+		}
+		return out
+	}
+	return h.cfg.Metrics.Connector(name, metrics.ConnectorInfo{Class: class, Type: typ, Version: p.Version, TaskStates: states})
 }
 
 // dropConnectors forgets the connectors this worker led, and their metrics.

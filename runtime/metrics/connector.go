@@ -1,6 +1,9 @@
 package metrics
 
 import (
+	"strings"
+	"sync/atomic"
+
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 )
 
@@ -8,8 +11,9 @@ import (
 // version). In wasmconnect the group leader runs every connector (it generates their task
 // configs), so the leader exports them. Nil-safe like Task.
 type Connector struct {
-	name string
-	s    series
+	name  string
+	s     series
+	tasks atomic.Int64 // the connector's task count, for the per-connector task counts
 }
 
 // ConnectorInfo is what connector-metrics says a connector is.
@@ -17,6 +21,17 @@ type ConnectorInfo struct {
 	Class   string                // connector-class
 	Type    connect.ConnectorType // connector-type: source or sink
 	Version string                // connector-version
+	// TaskStates returns the last reported state of each of the connector's tasks, by task
+	// number, for connect-worker-metrics' connector-<state>-task-count; nil: none are exported.
+	// It is called when /metrics is scraped.
+	TaskStates func() map[int]connect.State
+}
+
+// taskCountStates are the states of connect-worker-metrics' connector-<state>-task-count
+// (destroyed: a task whose status was deleted, which wasmconnect never reports).
+var taskCountStates = []connect.State{
+	connect.StateRunning, connect.StatePaused, connect.StateFailed, connect.StateUnassigned,
+	"DESTROYED", connect.StateRestarting,
 }
 
 // Connector returns the handle of a connector this worker runs, creating its series with status
@@ -34,6 +49,25 @@ func (r *Registry) Connector(name string, info ConnectorInfo) *Connector {
 	c.s.info(Kafka(groupConnector, "connector-class"), "connector_class", info.Class)
 	c.s.info(Kafka(groupConnector, "connector-type"), "connector_type", string(info.Type))
 	c.s.info(Kafka(groupConnector, "connector-version"), "connector_version", info.Version)
+	if info.TaskStates != nil {
+		c.s.gauge(Kafka(groupWorker, "connector-total-task-count"), "", func() float64 { return float64(c.tasks.Load()) })
+		for _, st := range taskCountStates {
+			c.s.gauge(Kafka(groupWorker, "connector-"+strings.ToLower(string(st))+"-task-count"), "", func() float64 {
+				n, states := int(c.tasks.Load()), info.TaskStates()
+				count := 0
+				for i := 0; i < n; i++ {
+					got, ok := states[i]
+					if !ok {
+						got = connect.StateUnassigned // no status yet
+					}
+					if got == st {
+						count++
+					}
+				}
+				return float64(count)
+			})
+		}
+	}
 	if r.closed {
 		c.s.unregister()
 		return c
@@ -50,6 +84,13 @@ func (c *Connector) SetState(st connect.State) {
 		return
 	}
 	c.s.setStatus(Kafka(groupConnector, "status"), statusLabel(st))
+}
+
+// SetTasks sets how many tasks the connector has (its task configs).
+func (c *Connector) SetTasks(n int) {
+	if c != nil {
+		c.tasks.Store(int64(n))
+	}
 }
 
 // Unregister drops the connector's series and removes it from the connector count. Idempotent.

@@ -30,6 +30,7 @@
 //	connect-worker-metrics                  connector-count, task-count,
 //	                                        connector-startup-{attempts,success,failure}-total,
 //	                                        connector-startup-{success,failure}-percentage, and task-startup-*
+//	connect-worker-metrics (connector)      connector-{total,running,paused,failed,unassigned,destroyed,restarting}-task-count
 //	connect-worker-rebalance-metrics        completed-rebalances-total, epoch, rebalancing,
 //	                                        rebalance-{avg,max}-time-ms, time-since-last-rebalance-ms
 //	connector-metrics (connector)           status, connector-class, connector-type, connector-version

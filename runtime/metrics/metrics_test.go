@@ -401,6 +401,24 @@ func TestConnectorSeries(t *testing.T) {
 	}
 }
 
+func TestConnectorTaskCounts(t *testing.T) {
+	r := New(Unregistered())
+	defer r.Close()
+	states := map[int]connect.State{0: connect.StateRunning, 1: connect.StateFailed, 2: connect.StateRunning, 7: connect.StateRunning}
+	c := r.Connector("c", ConnectorInfo{TaskStates: func() map[int]connect.State { return states }})
+	c.SetTasks(4) // task 3 has no status yet; task 7 is a stale status of a removed task
+	l := `{connector="c"}`
+	wantLines(t, dump(r),
+		`kafka_connect_connect_worker_metrics_connector_total_task_count`+l+` 4`,
+		`kafka_connect_connect_worker_metrics_connector_running_task_count`+l+` 2`,
+		`kafka_connect_connect_worker_metrics_connector_failed_task_count`+l+` 1`,
+		`kafka_connect_connect_worker_metrics_connector_unassigned_task_count`+l+` 1`,
+		`kafka_connect_connect_worker_metrics_connector_paused_task_count`+l+` 0`,
+		`kafka_connect_connect_worker_metrics_connector_destroyed_task_count`+l+` 0`,
+		`kafka_connect_connect_worker_metrics_connector_restarting_task_count`+l+` 0`,
+	)
+}
+
 func TestRebalanceSeries(t *testing.T) {
 	at := fakeClock(t)
 	r := New(Unregistered())
