@@ -68,7 +68,7 @@
 //	wasmconnect_plugin_memory_bytes{connector,task,module}               the task's instance's linear memory
 //	wasmconnect_plugin_module_instances{module}                          live instances of a module on this worker
 //	wasmconnect_sink_task_records_lag{connector,task}                    records behind the log end, over the task's partitions
-//	wasmconnect_net_*{connector}                                         the plugins' network capability (Registry.Net)
+//	wasmconnect_plugin_net_*{connector}                                  the plugins' network capability (Registry.Net)
 //
 // The op label is the ABI op in lower case (sdk/ABI.md §4): open, close, poll, commit, put, flush,
 // from_connect, to_connect, transform, test. The plugin label is the plugin's name, the module label
