@@ -794,6 +794,10 @@ func (m *Member) lead(ctx context.Context, jresp *kmsg.JoinGroupResponse, protoc
 // apply acts on this worker's assignment: stop what is revoked, record the new assignment, tell
 // the handler, and decide on the next rebalance.
 func (m *Member) apply(ctx context.Context, jresp *kmsg.JoinGroupResponse, protocol string, a MemberAssignment) plan {
+	if m.cfg.Rebalances != nil {
+		// Whatever the assignment says, the round is over (Kafka's onAssigned counts it too).
+		defer m.cfg.Rebalances.RebalanceCompleted(jresp.Generation)
+	}
 	leader := jresp.LeaderID == jresp.MemberID
 	if jresp.Generation == m.appliedGen {
 		// The coordinator answered a follower's rejoin in a stable group with the current
@@ -865,9 +869,6 @@ func (m *Member) apply(ctx context.Context, jresp *kmsg.JoinGroupResponse, proto
 		"protocol", protocol, "assigned", out.Assigned.String(), "revoked", out.Revoked.String(),
 		"connectors", len(out.Owned.Connectors), "tasks", len(out.Owned.Tasks), "delay", out.Delay)
 	m.cfg.Handler.OnAssigned(ctx, out)
-	if m.cfg.Rebalances != nil {
-		m.cfg.Rebalances.RebalanceCompleted(out.Generation)
-	}
 	return next
 }
 
