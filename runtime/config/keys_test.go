@@ -62,6 +62,7 @@ func TestEveryKeyIsRead(t *testing.T) {
 		"topic.tracking.enable":                   set("topic.tracking.enable", "false"),
 		"topic.tracking.allow.reset":              set("topic.tracking.allow.reset", "false"),
 		"log.format":                              set("log.format", "json"),
+		"metrics.names":                           set("metrics.names", "strimzi"),
 		"plugin.path":                             set("plugin.path", "/p"),
 		"plugin.fs.allow":                         set("plugin.fs.allow", dir),
 		"plugin.net.allow":                        set("plugin.net.allow", "127.0.0.1:5432"),

@@ -45,6 +45,9 @@ type Worker struct {
 	OffsetFile          string        // offset.storage.file.filename: a standalone worker's source offsets
 
 	LogFormat string // log.format (text): "text" (slog's key=value) or "json", one object per line
+	// MetricsNames is metrics.names (jmx): how /metrics names Kafka Connect's series, "jmx" (the JMX
+	// exporter without rules, as Aiven) or "strimzi" (Strimzi's example exporter rules).
+	MetricsNames string
 
 	TopicTracking      bool // topic.tracking.enable (true): KIP-558 active topics are recorded
 	TopicTrackingReset bool // topic.tracking.allow.reset (true): PUT /connectors/x/topics/reset is allowed
@@ -87,6 +90,7 @@ var workerKeys = []Key{
 	{Name: "topic.tracking.allow.reset", Default: "true", Doc: "allow resetting a connector's active topics"},
 	{Name: "exactly.once.source.support", Ignored: "exactly-once source delivery is not supported"},
 	{Name: "log.format", Default: "text", Doc: "text (key=value) or json, one object per line, for log shippers"},
+	{Name: "metrics.names", Default: "jmx", Doc: "how /metrics names Kafka Connect's series: jmx (the JMX exporter's default, as Aiven) or strimzi"},
 }
 
 // Mode says which settings are required: a distributed worker needs group.id and the three topics;
@@ -122,6 +126,10 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 	w.LogFormat = strings.ToLower(p.str("log.format"))
 	if w.LogFormat != "text" && w.LogFormat != "json" {
 		p.fail("log.format", w.LogFormat, "want text or json")
+	}
+	w.MetricsNames = strings.ToLower(p.str("metrics.names"))
+	if w.MetricsNames != "jmx" && w.MetricsNames != "strimzi" {
+		p.fail("metrics.names", w.MetricsNames, "want jmx (kafka_connect_connect_worker_metrics_connector_count) or strimzi (kafka_connect_worker_connector_count)")
 	}
 	w.TopicTracking = p.bool("topic.tracking.enable")
 	w.TopicTrackingReset = p.bool("topic.tracking.allow.reset")

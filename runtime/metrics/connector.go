@@ -45,14 +45,14 @@ func (r *Registry) Connector(name string, info ConnectorInfo) *Connector {
 	}
 	c := &Connector{name: name}
 	c.s = series{r: r, labels: `connector="` + escapeLabel(name) + `"`}
-	c.s.setStatus(Kafka(groupConnector, "status"), statusLabel(connect.StateUnassigned))
-	c.s.info(Kafka(groupConnector, "connector-class"), "connector_class", info.Class)
-	c.s.info(Kafka(groupConnector, "connector-type"), "connector_type", string(info.Type))
-	c.s.info(Kafka(groupConnector, "connector-version"), "connector_version", info.Version)
+	c.s.setStatus(r.kafka(groupConnector, "status"), statusLabel(connect.StateUnassigned))
+	c.s.info(r.kafka(groupConnector, "connector-class"), "connector_class", info.Class)
+	c.s.info(r.kafka(groupConnector, "connector-type"), "connector_type", string(info.Type))
+	c.s.info(r.kafka(groupConnector, "connector-version"), "connector_version", info.Version)
 	if info.TaskStates != nil {
-		c.s.gauge(Kafka(groupWorker, "connector-total-task-count"), "", func() float64 { return float64(c.tasks.Load()) })
+		c.s.gauge(r.kafka(groupWorker, "connector-total-task-count"), "", func() float64 { return float64(c.tasks.Load()) })
 		for _, st := range taskCountStates {
-			c.s.gauge(Kafka(groupWorker, "connector-"+strings.ToLower(string(st))+"-task-count"), "", func() float64 {
+			c.s.gauge(r.kafka(groupWorker, "connector-"+strings.ToLower(string(st))+"-task-count"), "", func() float64 {
 				n, states := int(c.tasks.Load()), info.TaskStates()
 				count := 0
 				for i := 0; i < n; i++ {
@@ -83,7 +83,7 @@ func (c *Connector) SetState(st connect.State) {
 	if c == nil {
 		return
 	}
-	c.s.setStatus(Kafka(groupConnector, "status"), statusLabel(st))
+	c.s.setStatus(c.s.r.kafka(groupConnector, "status"), statusLabel(st))
 }
 
 // SetTasks sets how many tasks the connector has (its task configs).

@@ -24,7 +24,7 @@
 // status series at a time, in Kafka's lower-case state names). Strimzi's example rules drop the
 // "_metrics" of the group and the "connect_" of the worker groups
 // (kafka_connect_worker_connector_count, kafka_connect_source_task_source_record_poll_total,
-// kafka_connect_connector_status); a Prometheus relabelling rule maps one form to the other.
+// kafka_connect_connector_status): Names(StrimziNames) (metrics.names=strimzi) names them so.
 //
 //	group (labels)                          attributes
 //	connect-worker-metrics                  connector-count, task-count,

@@ -24,11 +24,31 @@ const (
 	groupErrors    = "task-error-metrics"
 )
 
-// Kafka returns the Prometheus name of a Kafka Connect metric: Kafka("source-task-metrics",
-// "source-record-poll-total") is kafka_connect_source_task_metrics_source_record_poll_total.
-func Kafka(group, attribute string) string {
+// Naming is how a Kafka Connect metric's group and attribute become a Prometheus name: the JMX
+// exporter's way without rewrite rules, or Strimzi's example rules.
+type Naming int
+
+const (
+	// JMXNames: kafka_connect_<group>_<attribute>, as the JMX exporter names them without rules and
+	// Aiven documents them (kafka_connect_connect_worker_metrics_connector_count).
+	JMXNames Naming = iota
+	// StrimziNames: as Strimzi's kafka-connect-metrics.yaml rules name them, the group without
+	// "-metrics" and the worker groups without "connect-" (kafka_connect_worker_connector_count,
+	// kafka_connect_source_task_source_record_poll_total, kafka_connect_connector_status).
+	StrimziNames
+)
+
+// Name returns the Prometheus name of attribute of group.
+func (n Naming) Name(group, attribute string) string {
+	if n == StrimziNames {
+		group = strings.TrimPrefix(strings.TrimSuffix(group, "-metrics"), "connect-")
+	}
 	return "kafka_connect_" + strings.ReplaceAll(group, "-", "_") + "_" + strings.ReplaceAll(attribute, "-", "_")
 }
+
+// Kafka returns the Prometheus name of a Kafka Connect metric under JMXNames: Kafka("source-task-metrics",
+// "source-record-poll-total") is kafka_connect_source_task_metrics_source_record_poll_total.
+func Kafka(group, attribute string) string { return JMXNames.Name(group, attribute) }
 
 // CommitResult is the outcome of one offset commit attempt.
 type CommitResult int
@@ -57,6 +77,7 @@ type Registry struct {
 	set    *vm.Set
 	labels string // constant labels, rendered `k="v",` (with the trailing comma), or ""
 	global bool
+	naming Naming
 
 	mu         sync.Mutex
 	tasks      map[connect.TaskID]*Task
@@ -77,6 +98,12 @@ type Option func(*Registry)
 func Label(name, value string) Option {
 	return func(r *Registry) { r.labels += name + `="` + escapeLabel(value) + `",` }
 }
+
+// Names chooses how the Kafka Connect series are named (JMXNames by default).
+func Names(n Naming) Option { return func(r *Registry) { r.naming = n } }
+
+// kafka names a Kafka Connect series the registry's way.
+func (r *Registry) kafka(group, attribute string) string { return r.naming.Name(group, attribute) }
 
 // Unregistered keeps the registry out of the process-wide metrics.WritePrometheus; only
 // Registry.WritePrometheus shows it. For tests.

@@ -79,6 +79,33 @@ func TestKafkaName(t *testing.T) {
 	}
 }
 
+func TestStrimziNames(t *testing.T) {
+	fakeClock(t)
+	r := New(Unregistered(), Names(StrimziNames))
+	defer r.Close()
+	tk := r.Task(connect.TaskID{Connector: "c", Task: 0}, connect.TypeSource)
+	tk.SetState(connect.StateRunning)
+	tk.SourcePolled(3, 0)
+	tk.Error(RecordFailed)
+	r.Connector("c", ConnectorInfo{Class: "X", TaskStates: func() map[int]connect.State { return nil }}).SetState(connect.StateRunning)
+	r.Rebalance().RebalanceCompleted(7)
+	l := `{connector="c",task="0"}`
+	out := dump(r)
+	wantLines(t, out,
+		`kafka_connect_worker_connector_count 1`,
+		`kafka_connect_worker_task_startup_attempts_total 0`,
+		`kafka_connect_worker_connector_total_task_count{connector="c"} 0`,
+		`kafka_connect_worker_rebalance_epoch 7`,
+		`kafka_connect_connector_status{connector="c",status="running"} 1`,
+		`kafka_connect_connector_connector_class{connector="c",connector_class="X"} 1`,
+		`kafka_connect_connector_task_status{connector="c",task="0",status="running"} 1`,
+		`kafka_connect_connector_task_running_ratio`+l+` 1`,
+		`kafka_connect_source_task_source_record_poll_total`+l+` 3`,
+		`kafka_connect_task_error_total_record_errors`+l+` 1`,
+	)
+	noSubstring(t, out, "_metrics_")
+}
+
 func TestStartups(t *testing.T) {
 	fakeClock(t)
 	r := New(Unregistered())

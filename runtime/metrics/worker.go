@@ -22,18 +22,18 @@ type startups struct {
 
 func (w *workerSeries) register(r *Registry) {
 	s := &series{r: r}
-	s.gauge(Kafka(groupWorker, "connector-count"), "", func() float64 { return float64(r.nConns.Load()) })
-	s.gauge(Kafka(groupWorker, "task-count"), "", func() float64 { return float64(r.nTasks.Load()) })
+	s.gauge(r.kafka(groupWorker, "connector-count"), "", func() float64 { return float64(r.nConns.Load()) })
+	s.gauge(r.kafka(groupWorker, "task-count"), "", func() float64 { return float64(r.nTasks.Load()) })
 	for _, st := range []struct {
 		prefix string
 		c      *startups
 	}{{"connector-startup-", &w.connStarts}, {"task-startup-", &w.taskStarts}} {
 		c := st.c
-		c.attempts = s.counter(Kafka(groupWorker, st.prefix+"attempts-total"), "")
-		c.success = s.counter(Kafka(groupWorker, st.prefix+"success-total"), "")
-		c.failure = s.counter(Kafka(groupWorker, st.prefix+"failure-total"), "")
-		s.gauge(Kafka(groupWorker, st.prefix+"success-percentage"), "", c.results.avg)
-		s.gauge(Kafka(groupWorker, st.prefix+"failure-percentage"), "", func() float64 {
+		c.attempts = s.counter(r.kafka(groupWorker, st.prefix+"attempts-total"), "")
+		c.success = s.counter(r.kafka(groupWorker, st.prefix+"success-total"), "")
+		c.failure = s.counter(r.kafka(groupWorker, st.prefix+"failure-total"), "")
+		s.gauge(r.kafka(groupWorker, st.prefix+"success-percentage"), "", c.results.avg)
+		s.gauge(r.kafka(groupWorker, st.prefix+"failure-percentage"), "", func() float64 {
 			n, sum, _ := c.results.stats()
 			if n == 0 {
 				return 0
@@ -89,17 +89,17 @@ func (r *Registry) Rebalance() *Rebalance {
 	rb := &Rebalance{}
 	rb.epoch.Store(-1)
 	s := &series{r: r}
-	rb.completed = s.counter(Kafka(groupRebalance, "completed-rebalances-total"), "")
-	s.gauge(Kafka(groupRebalance, "epoch"), "", func() float64 { return float64(rb.epoch.Load()) })
-	s.gauge(Kafka(groupRebalance, "rebalancing"), "", func() float64 {
+	rb.completed = s.counter(r.kafka(groupRebalance, "completed-rebalances-total"), "")
+	s.gauge(r.kafka(groupRebalance, "epoch"), "", func() float64 { return float64(rb.epoch.Load()) })
+	s.gauge(r.kafka(groupRebalance, "rebalancing"), "", func() float64 {
 		if rb.active.Load() {
 			return 1
 		}
 		return 0
 	})
-	s.gauge(Kafka(groupRebalance, "rebalance-avg-time-ms"), "", rb.times.avg)
-	s.gauge(Kafka(groupRebalance, "rebalance-max-time-ms"), "", rb.times.max)
-	s.gauge(Kafka(groupRebalance, "time-since-last-rebalance-ms"), "", func() float64 {
+	s.gauge(r.kafka(groupRebalance, "rebalance-avg-time-ms"), "", rb.times.avg)
+	s.gauge(r.kafka(groupRebalance, "rebalance-max-time-ms"), "", rb.times.max)
+	s.gauge(r.kafka(groupRebalance, "time-since-last-rebalance-ms"), "", func() float64 {
 		rb.mu.Lock()
 		defer rb.mu.Unlock()
 		if rb.last.IsZero() {

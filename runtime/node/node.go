@@ -188,7 +188,11 @@ func (n *Node) newWorker(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.Source, err)
 	}
-	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID))
+	naming := metrics.JMXNames
+	if cfg.MetricsNames == "strimzi" {
+		naming = metrics.StrimziNames
+	}
+	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID), metrics.Names(naming))
 	for _, module := range n.host.ModuleNames() {
 		n.metrics.Gauge(metrics.NameModuleInstances, "module", module, func() float64 { return float64(n.host.Instances(module)) })
 	}
