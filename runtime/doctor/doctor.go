@@ -28,6 +28,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
+	"github.com/wasmconnect/wasmconnect/runtime/rest"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
@@ -109,6 +110,13 @@ func Run(ctx context.Context, cfg *config.Worker, opts Options) Report {
 		opts.Timeout = 5 * time.Second
 	}
 	d := &doctor{cfg: cfg, opts: opts, http: &http.Client{Timeout: opts.Timeout}}
+	if setup, err := rest.NewSetup(cfg.REST); err == nil {
+		// The client workers forward with: it trusts the CAs of an https listener and presents
+		// this worker's certificate where clients must.
+		c := *setup.Client
+		c.Timeout = opts.Timeout
+		d.http = &c
+	}
 	d.r.GroupID = cfg.GroupID
 	d.r.Worker = d.advertised().String()
 
@@ -349,40 +357,47 @@ func (d *doctor) group(ctx context.Context, cl *kgo.Client) []member {
 			"%s; the leader (member %s) advertises %s, which this machine cannot reach: %v", msg, leaderID, leaderURL, err)
 		return members
 	}
+	if gen < 0 {
+		d.add(CheckGroup, OK, "", "%s; leader %s answers (its GET /workers gives no generation)", msg, leaderURL)
+		return members
+	}
 	d.add(CheckGroup, OK, "", "%s; leader %s answers, generation %d", msg, leaderURL, gen)
 	return members
 }
 
-// generation asks a worker's GET /workers for the generation (DescribeGroups does not say it).
+// generation asks a worker's GET /workers for the generation (DescribeGroups does not say it); -1
+// when it answers without one (a Java worker, or REST authentication this tool has no credentials
+// for). Only a worker that does not answer is an error.
 func (d *doctor) generation(ctx context.Context, workerURL string) (int32, error) {
-	body, err := d.get(ctx, strings.TrimSuffix(workerURL, "/")+"/workers")
+	body, code, err := d.get(ctx, strings.TrimSuffix(workerURL, "/")+"/workers")
 	if err != nil {
 		return 0, err
 	}
 	var w struct {
-		Generation int32 `json:"generation"`
+		Generation *int32 `json:"generation"`
 	}
-	if jsonErr := json.Unmarshal(body, &w); jsonErr != nil {
-		return -1, nil // answers, but not with wasmconnect's /workers (a Java worker)
+	if code != http.StatusOK || json.Unmarshal(body, &w) != nil || w.Generation == nil {
+		return -1, nil
 	}
-	return w.Generation, nil
+	return *w.Generation, nil
 }
 
-// get sends GET url and returns the body of any HTTP response (a 401 still proves the URL is
-// reachable); only a failure to reach the URL is an error.
-func (d *doctor) get(ctx context.Context, u string) ([]byte, error) {
+// get sends GET url and returns the status and body of any HTTP response (a 401 still proves the
+// URL is reachable); only a failure to reach the URL is an error.
+func (d *doctor) get(ctx context.Context, u string) ([]byte, int, error) {
 	rctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	resp, err := d.http.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
-	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return b, resp.StatusCode, err
 }
 
 // settings compares the settings that must agree across the cluster with each member's.
@@ -472,6 +487,14 @@ func (d *doctor) restURL(ctx context.Context, members []member) {
 		d.add(CheckRESTURL, Warn, "start the worker and run doctor again to check the URL",
 			"no worker answers at %s: not running, so whether others reach it is not known", where)
 	}
+	if loopback(adv.String()) {
+		for _, m := range members {
+			if m.meta.URL != adv.String() && !loopback(m.meta.URL) {
+				d.add(CheckRESTURL, Problem, fix, "the advertised URL %s is a loopback address, but member %s is elsewhere (%s): it cannot reach this worker", adv, m.id, m.meta.URL)
+				break
+			}
+		}
+	}
 	for _, m := range members {
 		if m.meta.URL == adv.String() {
 			continue
@@ -484,8 +507,22 @@ func (d *doctor) restURL(ctx context.Context, members []member) {
 }
 
 func (d *doctor) reach(ctx context.Context, u string) error {
-	_, err := d.get(ctx, strings.TrimSuffix(u, "/")+"/")
+	_, _, err := d.get(ctx, strings.TrimSuffix(u, "/")+"/")
 	return err
+}
+
+// loopback reports whether a URL's host is this machine only (localhost, 127.0.0.0/8, ::1).
+func loopback(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	h := p.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // listenerURL is where the worker listens, as this machine reaches it.

@@ -122,3 +122,14 @@ func TestBrokerDownSkipsTheKafkaChecks(t *testing.T) {
 		t.Errorf("an empty plugin.path is not a warning: %+v", r.Findings)
 	}
 }
+
+func TestLoopback(t *testing.T) {
+	for u, want := range map[string]bool{
+		"http://localhost:8083/": true, "http://127.0.0.1:8083": true, "http://127.1.2.3:1": true, "http://[::1]:8083/": true,
+		"http://10.0.0.5:8083/": false, "http://worker-1:8083/": false, "http://192.0.2.1:8083": false,
+	} {
+		if got := loopback(u); got != want {
+			t.Errorf("loopback(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
