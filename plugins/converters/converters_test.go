@@ -477,3 +477,113 @@ func TestRustUnitTests(t *testing.T) {
 	}
 	t.Logf("%s", out)
 }
+
+// TestJsonConverterLogicalTypesAndNulls reads and writes the logical types, defaults with and
+// without replace.null.with.default, and maps written again (sorted, the last of repeated keys).
+func TestJsonConverterLogicalTypesAndNulls(t *testing.T) {
+	enabled := newJSON(t, nil)
+	disabled := newJSON(t, map[string]string{"schemas.enable": "false"})
+	numeric := newJSON(t, map[string]string{"schemas.enable": "false", "decimal.format": "NUMERIC"})
+	keep := newJSON(t, map[string]string{"schemas.enable": "false", "replace.null.with.default": "false"})
+	const logical = `{"type":"struct","fields":[` +
+		`{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Date","version":1,"field":"d"},` +
+		`{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Time","version":1,"field":"t"},` +
+		`{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1,"field":"ts"},` +
+		`{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"dec"},` +
+		`{"type":"string","optional":true,"default":"none","field":"s"}],"optional":false}`
+	in := `{"ts":1700000000000,"t":3600000,"x":[1,{"y":null}],"d":19000,"dec":"MDk=","s":null}`
+	for _, tc := range []struct {
+		name string
+		c    *conv
+		in   wire.Data
+		want string
+	}{
+		// An unknown field dropped, the null replaced by the default: written again in the schema's order.
+		{"logical types", disabled, wire.JSON([]byte(logical), []byte(in)), `{"d":19000,"t":3600000,"ts":1700000000000,"dec":"MDk=","s":"none"}`},
+		{"logical types numeric", numeric, wire.JSON([]byte(logical), []byte(in)), `{"d":19000,"t":3600000,"ts":1700000000000,"dec":123.45,"s":"none"}`},
+		{"null kept", keep, wire.JSON([]byte(logical), []byte(`{"d":1,"t":2,"ts":3,"dec":null,"s":null}`)), `{"d":1,"t":2,"ts":3,"dec":null,"s":null}`},
+		{"absent field kept null", keep, wire.JSON([]byte(logical), []byte(`{"d":1,"t":2,"ts":3}`)), `{"d":1,"t":2,"ts":3}`},
+		{"absent field default", disabled, wire.JSON([]byte(logical), []byte(`{"d":1,"t":2,"ts":3}`)), `{"d":1,"t":2,"ts":3,"dec":null,"s":"none"}`},
+		{"map written again", disabled, wire.JSON([]byte(`{"type":"map","keys":{"type":"string"},"values":{"type":"int32"}}`), []byte(`{"b":1,"a":2.0,"b":3}`)), `{"a":2,"b":3}`},
+		{"map kept", disabled, wire.JSON([]byte(`{"type":"map","keys":{"type":"string"},"values":{"type":"int32"}}`), []byte(`{ "b": 1, "a": 2 }`)), `{"b":1,"a":2}`},
+		{"float written again", disabled, wire.JSON([]byte(`{"type":"array","items":{"type":"double"}}`), []byte(`[1e2, 2.50, 1]`)), `[1e2,2.50,1]`},
+		{"decimal default", numeric, wire.JSON([]byte(`{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"1"},"default":"AQ=="}`), []byte(`null`)), `0.1`},
+		{"schema kept as written", enabled, wire.JSON([]byte(` { "type" : "int8" } `), []byte(` 5 `)), `{"schema":{"type":"int8"},"payload":5}`},
+	} {
+		got, err := tc.c.FromConnect("t", tc.in)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s:\n got %s %v\nwant %s", tc.name, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"time out of range", `{"schema":{"type":"int32","name":"org.apache.kafka.connect.data.Time"},"payload":86400001}`,
+			"Time values must use number of milliseconds greater than 0 and less than 86400000 (at payload)"},
+		{"decimal as string of digits", `{"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}},"payload":"12.5"}`,
+			"Invalid bytes field at payload: illegal base64 data at input byte 2"},
+		{"date as string", `{"schema":{"type":"int32","name":"org.apache.kafka.connect.data.Date"},"payload":"2024-01-01"}`,
+			`Invalid value for schema type INT32 at payload: found STRING "2024-01-01"`},
+		{"deep nesting in an unknown field", `{"schema":{"type":"struct","fields":[]},"payload":{"x":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}}`, ""},
+	} {
+		_, err := enabled.ToConnect("t", []byte(tc.in))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("%s: got %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+	// Many schemas through a cache of one: each value keeps its own.
+	small := newJSON(t, map[string]string{"schemas.cache.size": "1"})
+	for i := 0; i < 6; i++ {
+		schema := `{"type":"int32"}`
+		if i%2 == 1 {
+			schema = `{"type":"string","optional":true}`
+		}
+		d, err := small.ToConnect("t", []byte(`{"schema":`+schema+`,"payload":null}`))
+		if i%2 == 0 && (err == nil || !strings.Contains(err.Error(), "Invalid null value for required INT32 field")) || i%2 == 1 && (err != nil || string(d.Schema) != schema) {
+			t.Errorf("value %d: %s %v", i, dataString(d), err)
+		}
+	}
+}
+
+// benchBatch converts batches of 1,000 values through the plugin host, as a task's converter
+// stage does, and reports records/s.
+func benchBatch(b *testing.B, class string, cfg map[string]string, call func(c *conv) error) {
+	c := mustOpen(b, class, cfg)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := call(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
+}
+
+// The data plane's busiest call: FileStreamSource lines through JsonConverter (schemas off, as
+// make bench runs it; and on).
+func BenchmarkJsonConverterFromConnectLines(b *testing.B) {
+	values := make([]wire.TopicData, 1000)
+	for i := range values {
+		values[i] = wire.TopicData{Topic: "lines", Value: wire.String(strings.Repeat("x", 90) + "0123456789")}
+	}
+	for _, schemas := range []string{"false", "true"} {
+		b.Run("schemas.enable="+schemas, func(b *testing.B) {
+			benchBatch(b, "JsonConverter", map[string]string{"schemas.enable": schemas}, func(c *conv) error {
+				_, err := c.o.FromConnect(context.Background(), values)
+				return err
+			})
+		})
+	}
+}
+
+func BenchmarkJsonConverterToConnectStruct(b *testing.B) {
+	in := []byte(`{"schema":` + personSchema + `,"payload":{"id":1,"name":"ann","tags":["a","b"],"counts":{"x":2}}}`)
+	values := make([]wire.TopicBytes, 1000)
+	for i := range values {
+		values[i] = wire.TopicBytes{Topic: "t", Bytes: in}
+	}
+	benchBatch(b, "JsonConverter", nil, func(c *conv) error {
+		_, err := c.o.ToConnect(context.Background(), values)
+		return err
+	})
+}

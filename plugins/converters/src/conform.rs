@@ -275,8 +275,10 @@ impl<'a, 'w> Parser<'a, 'w> {
                 f as i64
             }
         };
+        if s.logical == Logical::Time && !(0..=86_400_000).contains(&n) {
+            return Err(located("Time values must use number of milliseconds greater than 0 and less than 86400000".to_string()));
+        }
         if self.emit {
-            let n = if s.logical == Logical::Time { n.rem_euclid(86_400_000) } else { n };
             out.extend_from_slice(n.to_string().as_bytes());
         }
         Ok(())

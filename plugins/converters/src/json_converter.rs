@@ -301,3 +301,4 @@ fn envelope(b: &[u8]) -> Option<(&[u8], &[u8])> {
     }
     Some((schema?, payload?))
 }
+

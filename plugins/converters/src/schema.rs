@@ -83,7 +83,7 @@ pub enum Logical {
     None,
     /// Decimal (bytes) with its scale.
     Decimal(i32),
-    /// Time (int32): milliseconds of the day, written modulo a day.
+    /// Time (int32): milliseconds of the day, 0 to 86400000 (Time.toLogical).
     Time,
 }
 
