@@ -97,7 +97,7 @@ impl JsonConverter {
     /// The parsed schema of `raw`, from the cache when it can.
     fn schema(&mut self, raw: &[u8]) -> std::result::Result<Rc<Cached>, String> {
         if let Some(c) = &self.last {
-            if c.raw == raw {
+            if scan::same(&c.raw, raw) {
                 return Ok(c.clone());
             }
         }
@@ -233,8 +233,21 @@ impl Converter for JsonConverter {
         if scan::trim(b).is_empty() {
             return Err(Error::new(ENVELOPE_ERROR));
         }
-        scan::check(b, Dialect::Unmarshal).map_err(serialization)?;
-        let (raw_schema, payload) = envelope(b).ok_or_else(|| Error::new(ENVELOPE_ERROR))?;
+        // Reading the envelope, the schema and the payload checks all of the JSON on the way; only
+        // when that fails is the text checked as a whole, so that a syntax error is reported as
+        // one, whatever else is wrong (as Jackson's parse comes first in Kafka).
+        self.read_envelope(b, out).map_err(|e| match scan::check(b, Dialect::Unmarshal) {
+            Err(syntax) => serialization(syntax),
+            Ok(()) => e,
+        })
+    }
+}
+
+impl JsonConverter {
+    /// TO_CONNECT of an envelope with schemas.enable.
+    fn read_envelope(&mut self, b: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        let last = self.last.as_ref().map(|c| &c.raw[..]);
+        let (raw_schema, payload) = envelope(b, last).ok_or_else(|| Error::new(ENVELOPE_ERROR))?;
         let c = self.schema(raw_schema).map_err(Error::new)?;
         let s = match &c.schema {
             None => {
@@ -270,9 +283,11 @@ fn put_json(out: &mut Vec<u8>, schema: &[u8], payload: &[u8]) {
     wire::put_bytes(out, payload);
 }
 
-/// The schema and payload of an envelope (valid JSON): an object with exactly those two members
-/// (a repeated one counts once, the last time); `None` for anything else.
-fn envelope(b: &[u8]) -> Option<(&[u8], &[u8])> {
+/// The schema and payload of an envelope: an object with exactly those two members (a repeated
+/// one counts once, the last time); `None` for anything else, valid JSON or not. A schema that
+/// starts with the bytes of `last`, the last schema read (an object, so complete when they end),
+/// is that schema: it is passed over without reading it again.
+fn envelope<'a>(b: &'a [u8], last: Option<&[u8]>) -> Option<(&'a [u8], &'a [u8])> {
     let mut c = Cursor::new(b);
     c.ws();
     if c.peek() != Some(b'{') || !c.open(b'}') {
@@ -288,7 +303,10 @@ fn envelope(b: &[u8]) -> Option<(&[u8], &[u8])> {
         };
         c.ws();
         let start = c.i;
-        c.skip(&mut scratch).ok()?;
+        match last {
+            Some(l) if is_schema && l.first() == Some(&b'{') && b.len() - start >= l.len() && scan::same(&b[start..start + l.len()], l) => c.i += l.len(),
+            _ => c.skip(&mut scratch).ok()?,
+        }
         let v = &b[start..c.i];
         if is_schema {
             schema = Some(v);
@@ -298,6 +316,10 @@ fn envelope(b: &[u8]) -> Option<(&[u8], &[u8])> {
         if !c.next(b'}').ok()? {
             break;
         }
+    }
+    c.ws();
+    if !c.at_end() {
+        return None;
     }
     Some((schema?, payload?))
 }

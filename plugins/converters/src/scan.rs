@@ -167,6 +167,7 @@ fn check_eof<T>(dialect: Dialect) -> Result<T, String> {
 fn string_end(b: &[u8], mut i: usize, dialect: Dialect) -> Result<usize, String> {
     i += 1;
     loop {
+        i = plain_end(b, i);
         let c = match b.get(i) {
             Some(&c) => c,
             None => return check_eof(dialect),
@@ -248,8 +249,13 @@ pub fn compact(b: &[u8], out: &mut Vec<u8>) {
         match b[i] {
             b'"' => {
                 i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
+                loop {
+                    i = plain_end(b, i);
+                    match b.get(i) {
+                        Some(b'\\') => i += 2,
+                        Some(b'"') | None => break,
+                        Some(_) => i += 1,
+                    }
                 }
                 i += 1;
             }
@@ -380,17 +386,60 @@ pub fn append_valid_utf8(out: &mut Vec<u8>, mut s: &[u8]) {
     }
 }
 
-/// Whether any of the 8 bytes of `w` is below 0x20, a '"' or '\\', or not ASCII: a byte that
-/// `append_jackson_string` cannot copy as it is.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any of the 8 bytes of `w` is below 0x20, a '"' or a '\\': a byte that ends or
+/// interrupts the plain text of a JSON string.
 #[inline]
-fn needs_care(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+fn special(w: u64) -> bool {
     let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
     let quote = has_zero(w ^ (ONES * b'"' as u64));
     let backslash = has_zero(w ^ (ONES * b'\\' as u64));
-    (below_space | quote | backslash | (w & HIGH)) != 0
+    (below_space | quote | backslash) != 0
+}
+
+/// `special`, or a byte that is not ASCII: what `append_jackson_string` cannot copy as it is.
+#[inline]
+fn needs_care(w: u64) -> bool {
+    special(w) || w & HIGH != 0
+}
+
+#[inline]
+fn word(b: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Whether `a` and `b` are equal, comparing 8 bytes per step (memcmp is a byte loop in a guest).
+pub fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i + 8 <= a.len() {
+        if word(a, i) != word(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    a[i..] == b[i..]
+}
+
+/// The index of the first '"', '\\' or control character in `b` from `i` on (or `b.len()`),
+/// checking 8 bytes per step: in a wasm guest every loop iteration is paid for twice, once for
+/// the work and once for the CPU bound's fuel count.
+#[inline]
+pub fn plain_end(b: &[u8], mut i: usize) -> usize {
+    while i + 8 <= b.len() && !special(word(b, i)) {
+        i += 8;
+    }
+    while i < b.len() && b[i] != b'"' && b[i] != b'\\' && b[i] >= 0x20 {
+        i += 1;
+    }
+    i
 }
 
 /// Appends `s` to `out` as a JSON string, byte for byte as Jackson (Kafka's JsonConverter) writes
@@ -405,13 +454,9 @@ pub fn append_jackson_string(out: &mut Vec<u8>, s: &[u8]) {
     let mut start = 0; // s[start..i] is still to be copied
     let mut i = 0;
     while i < s.len() {
-        if i + 8 <= s.len() {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&s[i..i + 8]);
-            if !needs_care(u64::from_le_bytes(w)) {
-                i += 8;
-                continue;
-            }
+        if i + 8 <= s.len() && !needs_care(word(s, i)) {
+            i += 8;
+            continue;
         }
         let c = s[i];
         if c >= 0x20 && c != b'"' && c != b'\\' && c < 0x80 {
@@ -556,16 +601,10 @@ impl<'a> Cursor<'a> {
         self.i += 1;
         let start = self.i;
         let b = self.b;
-        while self.i < b.len() {
-            let c = b[self.i];
-            if c == b'"' {
-                self.i += 1;
-                return Ok(Str::Raw(&b[start..self.i - 1]));
-            }
-            if c == b'\\' || c < 0x20 {
-                break;
-            }
+        self.i = plain_end(b, self.i);
+        if b.get(self.i) == Some(&b'"') {
             self.i += 1;
+            return Ok(Str::Raw(&b[start..self.i - 1]));
         }
         scratch.clear();
         scratch.extend_from_slice(&b[start..self.i]);
@@ -579,8 +618,9 @@ impl<'a> Cursor<'a> {
                 return Err(self.syntax("no control character in a string"));
             }
             if c != b'\\' {
-                scratch.push(c);
-                self.i += 1;
+                let end = plain_end(b, self.i + 1);
+                scratch.extend_from_slice(&b[self.i..end]);
+                self.i = end;
                 continue;
             }
             self.i += 1;
