@@ -261,6 +261,7 @@ func BenchmarkTable(b *testing.B) {
 	idle, perTask := rssRuns(b, addr)
 	t.add("memory", "idle worker RSS, no connectors", "MB", idle)
 	t.add("memory", "RSS per running FileStreamSource task (10 more after the first)", "MB", perTask)
+	t.add("memory", "worker RSS with 100 FileStreamSource connectors running", "MB", rss100Runs(b, addr))
 
 	t.write(b)
 }
@@ -549,6 +550,33 @@ func rssRuns(b *testing.B, addr string) (idle, perTask []float64) {
 		w.stop(syscall.SIGTERM)
 	}
 	return idle, perTask
+}
+
+// rss100Runs starts a fresh worker benchRuns times, creates 100 FileStreamSource connectors on
+// empty files (one task each, with its converters), and returns the worker's RSS in MB once all of
+// them run.
+func rss100Runs(b *testing.B, addr string) []float64 {
+	const connectors = 100
+	return runs(func(i int) float64 {
+		files := b.TempDir()
+		group := fmt.Sprintf("rss100-%d", i)
+		w := startWorker(b, group, addr, ownGroup(group, map[string]string{"plugin.fs.allow": files}))
+		for j := 0; j < connectors; j++ {
+			in := filepath.Join(files, fmt.Sprintf("in-%d.txt", j))
+			if err := os.WriteFile(in, nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": fmt.Sprintf("%s-%d", group, j), "config": map[string]string{
+				"connector.class": "FileStreamSource", "file": in, "topic": fmt.Sprintf("%s-%d", group, j)}})
+		}
+		for j := 0; j < connectors; j++ {
+			w.waitTaskState(b, fmt.Sprintf("%s-%d", group, j), "RUNNING", 2*time.Minute)
+		}
+		time.Sleep(2 * time.Second)
+		mb := rssMB(b, w)
+		w.stop(syscall.SIGTERM)
+		return mb
+	})
 }
 
 // rssMB is the worker process's resident set size in MB (VmRSS).

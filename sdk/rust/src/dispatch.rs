@@ -483,8 +483,15 @@ fn from_connect(conv: &mut dyn Converter, input: &[u8], out: &mut Vec<u8>) -> Re
         if let Some(e) = d.err() {
             return Err(Error::new(e));
         }
-        let b = conv.from_connect(topic, &v)?;
-        wire::put_nullable_bytes(out, b.as_deref());
+        let at = out.len();
+        wire::put_u32(out, 0);
+        if conv.write_from_connect(topic, &v, out)? {
+            let n = out.len() - at - 4;
+            wire::patch_u32(out, at, n as u32);
+        } else {
+            out.truncate(at);
+            wire::put_nullable_bytes(out, None);
+        }
     }
     d.finish("data batch")?;
     Ok(())
@@ -501,9 +508,8 @@ fn to_connect(conv: &mut dyn Converter, input: &[u8], out: &mut Vec<u8>) -> Resu
         if let Some(e) = d.err() {
             return Err(Error::new(e));
         }
-        let v = conv.to_connect(topic, b)?;
         wire::put_bytes(out, topic.as_bytes());
-        wire::put_data(out, &v);
+        conv.write_to_connect(topic, b, out)?;
     }
     d.finish("bytes batch")?;
     Ok(())
