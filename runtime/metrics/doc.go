@@ -38,8 +38,8 @@
 //	wasmconnect_guest_call_duration_seconds{connector,task,op}   source-task-metrics: poll-batch-{avg,max}-time-ms (op="poll");
 //	  (histogram: _bucket{le}, _sum, _count)                     sink-task-metrics: put-batch-{avg,max}-time-ms (op="put");
 //	                                                             offset commit time (op="commit", op="flush")
-//	wasmconnect_net_connections_open{connector}                  (none: a connector's sockets are its own in Kafka Connect)
-//	wasmconnect_net_received_bytes_total{connector},             the plugins' network capability (Registry.Net), summed
+//	wasmconnect_plugin_net_connections_open{connector}           (none: a connector's sockets are its own in Kafka Connect)
+//	wasmconnect_plugin_net_received_bytes_total{connector},      the plugins' network capability (Registry.Net), summed
 //	  _sent_bytes_total, _dial_errors_total                      over the connector's sessions on this worker
 //
 // The state label takes Kafka's state names: UNASSIGNED, RUNNING, PAUSED, FAILED, RESTARTING, and for
