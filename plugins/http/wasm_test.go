@@ -46,7 +46,7 @@ type apiServer struct {
 	headers  []http.Header
 }
 
-func newAPIServer(t *testing.T) *apiServer {
+func newAPIServer(t testing.TB) *apiServer {
 	a := &apiServer{}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -87,13 +87,13 @@ func (a *apiServer) delivered() []string {
 func (a *apiServer) addr() string { return strings.TrimPrefix(a.URL, "http://") }
 
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	h    *wasmhost.Host
 	logs *bytes.Buffer
 }
 
 // newFixture is a plugin host with this module whose plugin.net.allow is grant.
-func newFixture(t *testing.T, grant string) *fixture {
+func newFixture(t testing.TB, grant string) *fixture {
 	t.Helper()
 	g, err := netgrant.Parse(grant)
 	if err != nil {
@@ -354,5 +354,28 @@ func TestBadConfigs(t *testing.T) {
 		if _, err := f.open(tc.cfg); !strings.Contains(guestMessage(err), tc.want) {
 			t.Errorf("OPEN task %v: %s\nwant it to contain %s", tc.cfg, guestMessage(err), tc.want)
 		}
+	}
+}
+
+// BenchmarkPut measures PUTs of 1,000 records through the boundary to a local API, one request per
+// PUT (a JSON array) or one per record.
+func BenchmarkPut(b *testing.B) {
+	for _, batch := range []int{1000, 1} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			api := newAPIServer(b)
+			f := newFixture(b, api.addr())
+			task := f.task(map[string]string{"http.api.url": api.URL, "batch.max.size": fmt.Sprint(batch), "batch.json.as.array": "true"})
+			recs := records(0, 1000)
+			b.ResetTimer()
+			for i := range b.N {
+				for j := range recs {
+					recs[j].Offset = int64(i*len(recs) + j)
+				}
+				if err := task.Put(context.Background(), recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
+		})
 	}
 }
