@@ -162,6 +162,7 @@ func BenchmarkHTTPSinkVsLoopback(b *testing.B) {
 	_, addr := startBroker(b)
 	produceIDs(b, addr, "events", n)
 	w := startWorker(b, "worker", addr, map[string]string{"plugin.net.allow": "127.0.0.1:*"})
+	waitCompiled(b, w)
 	for _, batch := range []int{1, 100, 1000} {
 		records := n
 		if batch == 1 {
