@@ -1,7 +1,7 @@
 # wasmconnect: a Kafka Connect worker whose plugins are WebAssembly modules.
 GO       ?= go
 BIN      := bin/wasmconnect
-PLUGINS  := file datagen converters transforms
+PLUGINS  := file datagen http converters transforms
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
@@ -63,8 +63,23 @@ build/examples/uppercase.wasm: examples/transforms/uppercase/uppercase.c
 	clang --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -o $@ $<
 
 # Embedded broker + worker + the example connectors, REST on http://127.0.0.1:8083.
+# With POSTGRES_URL=jdbc:postgresql://host:port/db, also the datagen -> PostgreSQL example
+# (examples/postgres): the worker is granted that address and reconciles both directories, as the
+# owner "connectors" (so a run with and one without see the same connectors as theirs).
+POSTGRES_URL ?=
+POSTGRES_ADDR = $(shell echo '$(POSTGRES_URL)' | sed -E 's|^jdbc:postgresql://([^/?]*).*|\1|; /:[0-9]+$$/!s|$$|:5432|')
+RUNPG := build/run-postgres
+
 run: build
+ifeq ($(POSTGRES_URL),)
 	$(BIN) dev --config examples/dev.properties
+else
+	@rm -rf $(RUNPG) && mkdir -p $(RUNPG)/connectors
+	ln -s $(abspath $(wildcard examples/connectors/*.hcl examples/postgres/*.hcl)) $(RUNPG)/connectors/
+	{ cat examples/dev.properties; echo 'plugin.net.allow=$(POSTGRES_ADDR)'; \
+	  echo 'connectors.dir=$(RUNPG)/connectors'; echo 'connectors.owner=connectors'; } > $(RUNPG)/dev.properties
+	WASMCONNECT_VAR_postgres_url='$(POSTGRES_URL)' $(BIN) dev --config $(RUNPG)/dev.properties
+endif
 
 # Unit tests, then end-to-end tests against broker and worker processes.
 test: build $(TESTWASM) test-unit test-fuzz test-e2e
