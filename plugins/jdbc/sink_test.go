@@ -69,8 +69,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 type offsets map[string]string
 
@@ -287,4 +291,55 @@ func closedPort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestValidateChecksSettingsTogether: the plugins describe the Confluent settings (served by
+// /validate) and reject combinations that cannot work, under the key to change.
+func TestValidateChecksSettingsTogether(t *testing.T) {
+	h := jdbcHost(t, "")
+	ctx := context.Background()
+	sink, err := h.Resolve("io.confluent.connect.jdbc.JdbcSinkConnector", wire.KindSink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	for _, k := range sink.Config {
+		keys[k.Name] = true
+	}
+	for _, k := range []string{"connection.url", "connection.user", "connection.password", "table.name.format", "insert.mode",
+		"pk.mode", "pk.fields", "auto.create", "auto.evolve", "delete.enabled", "fields.whitelist", "batch.size", "max.retries", "retry.backoff.ms"} {
+		if !keys[k] {
+			t.Errorf("the sink's ConfigDef lacks %s", k)
+		}
+	}
+	errs, err := h.Validate(ctx, sink, map[string]string{"connection.url": "postgres://db/x", "topics": "t",
+		"delete.enabled": "true", "insert.mode": "upsert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"connection.url": "must be a PostgreSQL JDBC URL",
+		"delete.enabled": "delete.enabled=true needs pk.mode=record_key",
+		"pk.mode":        "insert.mode=upsert needs a primary key",
+	} {
+		if !strings.Contains(strings.Join(errs[key], "; "), want) {
+			t.Errorf("%s: %q, want %q", key, errs[key], want)
+		}
+	}
+	source, err := h.Resolve("io.confluent.connect.jdbc.JdbcSourceConnector", wire.KindSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err = h.Validate(ctx, source, map[string]string{"connection.url": "jdbc:postgresql://db/x", "topic.prefix": "p",
+		"mode": "timestamp+incrementing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs["incrementing.column.name"]) == 0 || len(errs["timestamp.column.name"]) == 0 {
+		t.Errorf("timestamp+incrementing without columns: %v", errs)
+	}
+	errs, _ = h.Validate(ctx, source, map[string]string{"connection.url": "jdbc:postgresql://db/x", "topic.prefix": "p", "mode": "sometimes"})
+	if len(errs["mode"]) == 0 {
+		t.Errorf("mode=sometimes: %v", errs)
+	}
 }
