@@ -33,7 +33,9 @@ func TestMain(m *testing.M) {
 }
 
 // jdbcHost is a plugin host with the jdbc module whose plugins may connect to grant.
-func jdbcHost(t *testing.T, grant string) *wasmhost.Host {
+func jdbcHost(t *testing.T, grant string) *wasmhost.Host { return jdbcHostB(t, grant) }
+
+func jdbcHostB(t testing.TB, grant string) *wasmhost.Host {
 	t.Helper()
 	dir, err := pluginbuild.Dir("plugins/jdbc")
 	if err != nil {
@@ -97,6 +99,21 @@ func open(t *testing.T, h *wasmhost.Host, plugin string, stored offsets, cfg map
 	s := h.NewSession(wasmhost.Env{Connector: "jdbc-test", Offsets: stored})
 	t.Cleanup(func() { s.Close(context.Background()) })
 	return s.Open(context.Background(), p, wire.RoleTask, cfg)
+}
+
+func mustOpenB(b *testing.B, h *wasmhost.Host, cfg map[string]string) *wasmhost.Object {
+	b.Helper()
+	p, err := h.Resolve("JdbcSinkConnector", wire.KindSink)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := h.NewSession(wasmhost.Env{Connector: "jdbc-bench"})
+	b.Cleanup(func() { s.Close(context.Background()) })
+	o, err := s.Open(context.Background(), p, wire.RoleTask, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return o
 }
 
 func mustOpen(t *testing.T, h *wasmhost.Host, plugin string, stored offsets, cfg map[string]string) *wasmhost.Object {
