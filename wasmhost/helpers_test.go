@@ -49,6 +49,9 @@ func buildFixtures() (string, error) {
 	if err != nil || len(srcs) == 0 {
 		return "", fmt.Errorf("no testdata/*.wat fixtures (%v)", err)
 	}
+	// The foreign and broken modules the worker and plugin check are tested with too.
+	foreign, _ := filepath.Glob("../plugins/testdata/foreign/*.wat")
+	srcs = append(srcs, foreign...)
 	for _, src := range srcs {
 		out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".wat")+".wasm")
 		if b, err := exec.Command(wat2wasm, "--debug-names", src, "-o", out).CombinedOutput(); err != nil {

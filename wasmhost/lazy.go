@@ -34,6 +34,11 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
+// describeTimeout bounds each guest call made to describe a module (_initialize, wc_abi_version,
+// wc_describe), below plugin.call.timeout.ms: a module that never returns from them would otherwise
+// hold the worker's start (and a hot reload) for the whole call timeout. A Go guest needs ~50 ms.
+const describeTimeout = 5 * time.Second
+
 // describer runs modules in a scratch host on wazero's interpreter, created on the first module
 // that is not in the descriptor cache and closed when loading is done.
 type describer struct {
@@ -46,8 +51,10 @@ type describer struct {
 func (d *describer) host(ctx context.Context) (*Host, error) {
 	d.once.Do(func() {
 		h := d.h
-		cpu := deadlineBound{timeout: h.cfg.CallTimeout}
-		s := &Host{cfg: h.cfg, log: h.log, cpu: cpu, pages: h.pages, modCfg: h.modCfg}
+		cfg := h.cfg
+		cfg.CallTimeout = min(cfg.CallTimeout, describeTimeout)
+		cpu := deadlineBound{timeout: cfg.CallTimeout}
+		s := &Host{cfg: cfg, log: h.log, cpu: cpu, pages: h.pages, modCfg: h.modCfg}
 		s.rt = wazero.NewRuntimeWithConfig(ctx, cpu.configure(wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(h.pages)))
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, s.rt); err != nil {
 			d.err = fmt.Errorf("describing in the interpreter: WASI: %w", err)
@@ -76,6 +83,9 @@ func (d *describer) describe(ctx context.Context, m *module, wasm []byte) error 
 	run := &module{path: m.path, base: m.base, hasInitialize: m.hasInitialize}
 	run.compileOnce.Do(func() { run.compiled = c })
 	out, err := s.describe(ctx, run)
+	if trap := (*TrapError)(nil); errors.As(err, &trap) && trap.Timeout {
+		return fmt.Errorf("%w; describing a module may take at most %s per call", err, s.cfg.CallTimeout)
+	}
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,6 +67,9 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 			path := filepath.Join(abs, e.Name())
 			st, err := os.Stat(path) // follows symlinks, as a plugin folder is often a link
 			if err != nil {
+				if isWasm(e.Name()) { // a dangling link to a module: say so rather than skip it silently
+					errs = append(errs, LoadError{Path: path, Err: unreadable(err)})
+				}
 				continue
 			}
 			if st.Mode().IsRegular() && isWasm(e.Name()) {
@@ -81,13 +86,27 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 			}
 			for _, s := range subs {
 				sp := filepath.Join(path, s.Name())
-				if st, err := os.Stat(sp); err == nil && st.Mode().IsRegular() && isWasm(s.Name()) {
+				if !isWasm(s.Name()) {
+					continue
+				}
+				if st, err := os.Stat(sp); err != nil {
+					errs = append(errs, LoadError{Path: sp, Err: unreadable(err)})
+				} else if st.Mode().IsRegular() {
 					add(sp)
 				}
 			}
 		}
 	}
 	return files, errs
+}
+
+// unreadable says why a *.wasm entry could not be read, without repeating its path (LoadError
+// names it): most often a symbolic link to a file that is gone.
+func unreadable(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read the file: %w", err)
 }
 
 func isWasm(name string) bool { return strings.HasSuffix(name, ".wasm") }

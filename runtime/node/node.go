@@ -156,7 +156,8 @@ func (n *Node) openStores(ctx context.Context) error {
 	return nil
 }
 
-// loadPlugins loads and compiles the plugin modules of plugin.path.
+// loadPlugins loads and compiles the plugin modules of plugin.path. The host logs each module it
+// skips, with the file and the reason.
 func (n *Node) loadPlugins(ctx context.Context) error {
 	cfg := n.cfg
 	start := time.Now()
@@ -172,9 +173,6 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("loading plugins: %w", err)
-	}
-	for _, e := range n.host.LoadErrors() {
-		n.log.Error("plugin module not loaded", "module", e.Path, "err", e.Err)
 	}
 	n.log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
 	return nil
