@@ -123,14 +123,19 @@ func (h *Host) compiledModule(m *module) (wazero.CompiledModule, error) {
 // compile instruments and compiles the bytes m was described from. Not under any caller's
 // context: the result is shared by every later instance.
 func (h *Host) compile(m *module) (wazero.CompiledModule, error) {
-	b, err := os.ReadFile(m.path)
+	b := m.wasm
+	m.wasm = nil
+	if b == nil {
+		var err error
+		if b, err = os.ReadFile(m.path); err != nil {
+			return nil, err
+		}
+		if sha256.Sum256(b) != m.sum {
+			return nil, fmt.Errorf("the file changed after the worker described it; the new version is listed once the plugin path is rescanned (Reload)")
+		}
+	}
+	b, err := h.cpu.prepare(b)
 	if err != nil {
-		return nil, err
-	}
-	if sha256.Sum256(b) != m.sum {
-		return nil, fmt.Errorf("the file changed after the worker described it; restart the worker to load the new version")
-	}
-	if b, err = h.cpu.prepare(b); err != nil {
 		return nil, fmt.Errorf("instrument: %w", err)
 	}
 	c, err := h.rt.CompileModule(context.Background(), b)
@@ -140,15 +145,9 @@ func (h *Host) compile(m *module) (wazero.CompiledModule, error) {
 	return c, nil
 }
 
-// compileNewModules compiles, in the background, the modules that were not in the descriptor
-// cache, on all but one of the CPUs: the worker's own start (REST, stores, group join) keeps one.
-func (h *Host) compileNewModules() {
-	var todo []*module
-	for _, m := range h.modules {
-		if !m.cached {
-			todo = append(todo, m)
-		}
-	}
+// compileNewModules compiles mods in the background, on all but one of the CPUs: the worker's
+// own start (REST, stores, group join) keeps one.
+func (h *Host) compileNewModules(todo []*module) {
 	if len(todo) == 0 {
 		return
 	}
@@ -182,6 +181,7 @@ func (h *Host) compileNewModules() {
 // dropModule removes a module that failed its deferred compile from the catalogue and reports it
 // the way New reports a module it refuses.
 func (h *Host) dropModule(m *module, err error) {
+	m.dropped.Store(&LoadError{Path: m.path, Err: err})
 	h.mu.Lock()
 	if h.modules[m.path] == m {
 		delete(h.modules, m.path)

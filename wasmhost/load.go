@@ -3,7 +3,6 @@ package wasmhost
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,72 +110,24 @@ func unreadable(err error) error {
 
 func isWasm(name string) bool { return strings.HasSuffix(name, ".wasm") }
 
-// load describes every module (in parallel: a Go guest takes ~0.25 s in the interpreter), then
-// registers them in path order so that the first module providing a class keeps it.
-func (h *Host) load(ctx context.Context) {
-	files, errs := findModules(h.cfg.PluginPath)
-	h.errs = errs
-	d := &describer{h: h}
-	defer d.close(ctx)
-	type result struct {
-		m   *module
-		err error
-	}
-	results := make([]result, len(files))
-	parallel(len(files), func(i int) {
-		m, err := h.loadModule(ctx, d, files[i])
-		results[i] = result{m, err}
-	})
-
-	owner := map[string]string{} // class -> module path
-	for i, r := range results {
-		if r.err != nil {
-			h.errs = append(h.errs, LoadError{Path: files[i], Err: r.err})
-			continue
-		}
-		var dups []string
-		for _, p := range r.m.plugins {
-			if prev, ok := owner[p.Class]; ok {
-				dups = append(dups, fmt.Sprintf("plugin class %s is already provided by %s", p.Class, prev))
-			}
-		}
-		if len(dups) > 0 {
-			h.errs = append(h.errs, LoadError{Path: files[i], Err: fmt.Errorf("%s; the module is skipped", strings.Join(dups, "; "))})
-			continue
-		}
-		for _, p := range r.m.plugins {
-			owner[p.Class] = r.m.path
-		}
-		h.modules[r.m.path] = r.m
-		h.plugins = append(h.plugins, r.m.plugins...)
-		h.log.Info("plugin module loaded", "path", r.m.path, "plugins", len(r.m.plugins))
-	}
-	slices.SortFunc(h.plugins, func(a, b Plugin) int {
-		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Class, b.Class)
-	})
-}
-
-// loadModule reads one file's descriptor: from the descriptor cache when this file, with this
-// memory limit, compiled before (no guest code runs then), or else by checking it against ABI v1
+// loadModule reads one file's descriptor: from the descriptor cache when these bytes, with this
+// memory limit, compiled before (no guest code runs then), or else by checking them against ABI v1
 // and calling wc_describe in the interpreter. Every error names precisely what is wrong, because
-// the operator sees it at start-up with nothing else to go on.
-func (h *Host) loadModule(ctx context.Context, d *describer, path string) (*module, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// the operator sees it at start-up (or on a reload) with nothing else to go on.
+func (h *Host) loadModule(ctx context.Context, d *describer, path string, b []byte, sum [32]byte) (*module, error) {
 	if !bytes.HasPrefix(b, []byte("\x00asm")) {
 		return nil, fmt.Errorf("not a WebAssembly module: the file does not start with the \\0asm magic number")
 	}
-	m := &module{path: path, base: filepath.Base(path), sum: sha256.Sum256(b)}
+	m := &module{path: path, base: filepath.Base(path), sum: sum}
 	if c, ok := h.cachedDescriptor(m); ok {
 		m.hasInitialize, m.cached = c.Initialize, true
 		return m, h.parseDescriptor(m, c.Descriptor)
 	}
-	return m, d.describe(ctx, m, b)
+	if err := d.describe(ctx, m, b); err != nil {
+		return nil, err
+	}
+	m.wasm = b // compiled from these very bytes, even if the file is replaced meanwhile
+	return m, nil
 }
 
 // compileError says why a module did not compile, with the memory limit when that is the cause.

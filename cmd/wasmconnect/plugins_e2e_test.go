@@ -6,6 +6,7 @@ package main
 // plugins it can run.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
@@ -131,5 +135,138 @@ func TestWorkerSkipsForeignModules(t *testing.T) {
 	}
 	if len(skipped) != len(want) {
 		t.Errorf("%d skipped-module lines, want %d:\n%s", len(skipped), len(want), strings.Join(skipped, "\n"))
+	}
+}
+
+// installFile copies src to dst the way a deployment should replace a module: written beside it,
+// then renamed over it.
+func installFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pluginVersions is GET /connector-plugins?connectorsOnly=false as class -> version.
+func (w *worker) pluginVersions(t *testing.T) map[string]string {
+	t.Helper()
+	code, b := w.call(t, "GET", "/connector-plugins?connectorsOnly=false", nil)
+	var ps []struct{ Class, Version string }
+	if code != 200 || json.Unmarshal(b, &ps) != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range ps {
+		out[p.Class] = p.Version
+	}
+	return out
+}
+
+// latestVersion reads topic from the start and returns the faulty.version header of its last
+// record, and how many records it holds.
+func latestVersion(t *testing.T, addr, topic string) (string, int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end int64
+	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
+	var last string
+	n := 0
+	for int64(n) < end {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records of %s", n, end, topic)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			for _, h := range r.Headers {
+				if h.Key == "faulty.version" {
+					last = string(h.Value)
+				}
+			}
+		})
+	}
+	return last, n
+}
+
+// Hot reload with a worker process: a module added to plugin.path is listed without a restart; a
+// module replaced there is listed with its new version, the running task keeps the old code until
+// it is restarted and then runs the new; a removed module is no longer listed or usable, and the
+// task still running it runs on.
+func TestWorkerHotReload(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{filepath.Join(pluginDir, "file.wasm"), filepath.Join(pluginDir, "converters.wasm"), filepath.Join(testPlugin, "faulty.wasm")} {
+		installFile(t, f, filepath.Join(dir, filepath.Base(f)))
+	}
+	v2 := filepath.Join(t.TempDir(), "faulty.wasm")
+	build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w -X main.version=2.0.0", "-o", v2, "./plugins/testdata/faulty")
+	build.Dir = filepath.Join("..", "..")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building faulty 2.0.0: %v\n%s", err, out)
+	}
+	_, addr := startBroker(t)
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": dir})
+	const faulty, insert = "wasmconnect.testing.FaultySource", "org.apache.kafka.connect.transforms.InsertField$Value"
+	if vs := w.pluginVersions(t); vs[faulty] != "1.0.0" || vs[insert] != "" {
+		t.Fatalf("plugins at start: %v", vs)
+	}
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "hot", "config": map[string]string{
+		"connector.class": faulty, "topic": "hot", "poll.interval.ms": "50",
+		"value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
+	w.waitTaskState(t, "hot", "RUNNING", time.Minute)
+
+	start := time.Now()
+	installFile(t, filepath.Join(pluginDir, "transforms.wasm"), filepath.Join(dir, "transforms.wasm"))
+	waitFor(t, 20*time.Second, "InsertField to be listed", func() bool { return w.pluginVersions(t)[insert] != "" })
+	t.Logf("added module listed after %v", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	installFile(t, v2, filepath.Join(dir, "faulty.wasm"))
+	waitFor(t, 20*time.Second, "FaultySource 2.0.0 to be listed", func() bool { return w.pluginVersions(t)[faulty] == "2.0.0" })
+	t.Logf("replaced module listed after %v", time.Since(start).Round(time.Millisecond))
+	_, before := latestVersion(t, addr, "hot")
+	waitFor(t, 20*time.Second, "more records from the running task", func() bool { _, n := latestVersion(t, addr, "hot"); return n > before+5 })
+	if v, _ := latestVersion(t, addr, "hot"); v != "1.0.0" {
+		t.Fatalf("the task running before the replace writes version %q, want it to keep 1.0.0", v)
+	}
+	t.Logf("old version checked at %v", time.Since(start).Round(time.Millisecond))
+	w.mustCall(t, 204, "POST", "/connectors/hot/tasks/0/restart", nil)
+	waitFor(t, 30*time.Second, "the restarted task to write version 2.0.0", func() bool { v, _ := latestVersion(t, addr, "hot"); return v == "2.0.0" })
+
+	t.Logf("new version checked at %v", time.Since(start).Round(time.Millisecond))
+	if err := os.Remove(filepath.Join(dir, "faulty.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "FaultySource to be gone", func() bool { vs := w.pluginVersions(t); return vs != nil && vs[faulty] == "" })
+	_, before = latestVersion(t, addr, "hot")
+	waitFor(t, 20*time.Second, "more records from the task of the removed module", func() bool { _, n := latestVersion(t, addr, "hot"); return n > before+5 })
+	if s := w.mustStatus(t, "hot"); s.Tasks[0].State != "RUNNING" {
+		t.Fatalf("the task of the removed module is %s: %s", s.Tasks[0].State, s.Tasks[0].Trace)
+	}
+	code, b := w.call(t, "POST", "/connectors", map[string]any{"name": "cold", "config": map[string]string{"connector.class": faulty, "topic": "cold"}})
+	if code != 400 || !strings.Contains(string(b), "Failed to find any class that implements Connector and which name matches "+faulty) {
+		t.Fatalf("a connector of the removed plugin: %d %s", code, b)
+	}
+	if log := w.logText(); strings.Contains(log, "panic") {
+		t.Fatalf("the worker log has a panic")
 	}
 }
