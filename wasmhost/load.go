@@ -42,7 +42,8 @@ var abiExports = []struct {
 var knownKinds = []wire.Kind{wire.KindSource, wire.KindSink, wire.KindConverter, "transformation", "predicate"}
 
 // findModules lists the .wasm files on the plugin path: directly inside each directory and inside
-// its immediate subdirectories, in name order, each file once.
+// its immediate subdirectories, in name order, each file once. An entry that is a .wasm file is
+// that module.
 func findModules(dirs []string) (files []string, errs []LoadError) {
 	seen := map[string]bool{}
 	add := func(path string) {
@@ -55,6 +56,10 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			errs = append(errs, LoadError{Path: dir, Err: err})
+			continue
+		}
+		if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() && isWasm(abs) {
+			add(abs) // a module named directly (wasmconnect plugin inspect and check)
 			continue
 		}
 		entries, err := os.ReadDir(abs)

@@ -51,6 +51,9 @@ func (h *Host) watchDirs(w *fsnotify.Watcher) error {
 		if err != nil {
 			continue
 		}
+		if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() {
+			abs = filepath.Dir(abs) // a module named directly: a rename over it is an event of its directory
+		}
 		if err := w.Add(abs); err != nil {
 			if !os.IsNotExist(err) && first == nil {
 				first = err
