@@ -12,6 +12,7 @@ require (
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	github.com/wasmconnect/wasmconnect/sdk/go v0.0.0-00010101000000-000000000000
 	github.com/zclconf/go-cty v1.19.0
 )
 
@@ -30,3 +31,7 @@ require (
 	golang.org/x/text v0.31.0 // indirect
 	golang.org/x/tools v0.38.0 // indirect
 )
+
+// The Go SDK is a module of its own (sdk/go/go.mod), so that plugins do not depend on the worker;
+// the worker shares its wire, configdef and connect packages from this checkout.
+replace github.com/wasmconnect/wasmconnect/sdk/go => ./sdk/go
