@@ -17,6 +17,7 @@ import (
 var pluginCommands = []command{
 	{"inspect", "inspect FILE.wasm [--json]   kind, classes, version, ABI version, config definitions and imports of a module", runPluginInspect},
 	{"check", "check FILE.wasm [--json]     run a module through the ABI contract in a sandbox; exit 1 on a problem", runPluginCheck},
+	{"new", "new --lang LANG NAME [--dir DIR] [--sdk DIR]   write a ready-to-build plugin skeleton with a test (" + strings.Join(templateLangs(), ", ") + ")", runPluginNew},
 }
 
 func runPlugin(ctx context.Context, args []string) error {

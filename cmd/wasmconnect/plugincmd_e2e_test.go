@@ -125,3 +125,57 @@ func TestPluginCheck(t *testing.T) {
 		}
 	}
 }
+
+// plugin new writes a skeleton per language that builds, passes its own test and plugin check,
+// and, in Go, depends on the SDK module alone.
+func TestPluginNew(t *testing.T) {
+	sdk, err := filepath.Abs(filepath.Join("..", "..", "sdk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		pluginbuild.Missing(t, "make", "apt-get install make")
+	}
+	for _, lang := range []string{"go", "rust"} {
+		t.Run(lang, func(t *testing.T) {
+			if lang == "rust" {
+				if _, err := pluginbuild.Rustc(); err != nil {
+					pluginbuild.Missing(t, "rustc for wasm32-wasi", pluginbuild.RustInstall)
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "my-upper")
+			out, stderr, code := runCLI(t, "plugin", "new", "--lang", lang, "--sdk", sdk, "--dir", dir, "my-upper")
+			if code != 0 || !strings.Contains(out, "com.example.MyUpper") {
+				t.Fatalf("plugin new: exit %d: %s%s", code, out, stderr)
+			}
+			for _, target := range []string{"test", "my-upper.wasm"} {
+				cmd := exec.Command("make", target)
+				cmd.Dir = dir
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("make %s: %v\n%s", target, err, b)
+				}
+			}
+			out, stderr, code = runCLI(t, "plugin", "check", filepath.Join(dir, "my-upper.wasm"))
+			if code != 0 || !strings.Contains(out, "ok    TRANSFORMATION MyUpper: TRANSFORM of 2 records: 2 out") {
+				t.Fatalf("plugin check of the skeleton: exit %d:\n%s%s", code, out, stderr)
+			}
+			if lang == "go" {
+				cmd := exec.Command("go", "list", "-m", "all")
+				cmd.Dir = dir
+				b, err := cmd.Output()
+				if mods := strings.Split(strings.TrimSpace(string(b)), "\n"); err != nil || len(mods) != 2 || !strings.HasPrefix(mods[1], "github.com/wasmconnect/wasmconnect/sdk/go ") {
+					t.Errorf("the skeleton's build list is %q (%v), want itself and the SDK", mods, err)
+				}
+			}
+		})
+	}
+	_, stderr, code := runCLI(t, "plugin", "new", "--lang", "cobol", "--sdk", sdk, "x")
+	if code != 1 || !strings.Contains(stderr, `--lang "cobol": the languages with a template are go, rust`) {
+		t.Errorf("an unknown language: exit %d: %s", code, stderr)
+	}
+	existing := t.TempDir()
+	_, stderr, code = runCLI(t, "plugin", "new", "--lang", "go", "--sdk", sdk, "--dir", existing, "x")
+	if code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Errorf("an existing directory: exit %d: %s", code, stderr)
+	}
+}
