@@ -1,11 +1,11 @@
 # wasmconnect: a Kafka Connect worker whose plugins are WebAssembly modules.
 GO       ?= go
 BIN      := bin/wasmconnect
-PLUGINS  := file converters transforms
+PLUGINS  := file datagen converters transforms
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
-# Rust modules (plugins/file) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
+# Rust modules (plugins/file, plugins/datagen) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
 # standard library (rustc libstd-rust-dev-wasm32 lld-14); flags as wasmhost/pluginbuild's RustFlags.
 RUSTC    ?= /usr/bin/rustc
 RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
@@ -44,9 +44,12 @@ $(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile | rust-toolchain
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type rlib --crate-name wasmconnect -o $@ sdk/rust/src/lib.rs
 
-build/plugins/file.wasm: $(RUSTSDK) $(wildcard plugins/file/src/*.rs) Makefile
+RUSTPLUGINS := file datagen
+
+.SECONDEXPANSION:
+$(RUSTPLUGINS:%=build/plugins/%.wasm): build/plugins/%.wasm: $(RUSTSDK) $$(wildcard plugins/%/src/*.rs) Makefile
 	@mkdir -p $(@D)
-	$(RUSTWASM) --crate-type cdylib --crate-name file --extern wasmconnect=$(RUSTSDK) -o $@ plugins/file/src/lib.rs
+	$(RUSTWASM) --crate-type cdylib --crate-name $* --extern wasmconnect=$(RUSTSDK) -o $@ plugins/$*/src/lib.rs
 
 build/testplugins/%.wasm: FORCE
 	@mkdir -p $(@D)

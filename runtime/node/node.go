@@ -17,6 +17,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
 	"github.com/wasmconnect/wasmconnect/runtime/configprovider"
+	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/herder"
 	"github.com/wasmconnect/wasmconnect/runtime/kafkaclient"
 	"github.com/wasmconnect/wasmconnect/runtime/logging"
@@ -264,10 +265,26 @@ func (n *Node) serveREST(context.Context) error {
 	fwd := &rest.Forwarder{Client: setup.Client, Key: n.herder.SessionKey}
 	n.server = rest.New(served, append(setup.Options,
 		rest.WithTopicTracking(n.cfg.TopicTracking, n.cfg.TopicTrackingReset),
-		rest.WithLogger(n.log), rest.WithInternalKey(n.herder.SessionKey), rest.WithForwarder(fwd))...)
+		rest.WithLogger(n.log), rest.WithInternalKey(n.herder.SessionKey), rest.WithForwarder(fwd),
+		rest.WithStateHistory(n.stateHistory))...)
 	go n.server.Serve(n.ln)
 	n.ln = nil // the server's now
 	return nil
+}
+
+// stateHistory answers GET /state-changes from the status store, which sees every worker's writes.
+func (n *Node) stateHistory() []connect.StateChange {
+	changes := n.statuses.History()
+	out := make([]connect.StateChange, len(changes))
+	for i, c := range changes {
+		out[i] = connect.StateChange{Time: c.Time, Connector: c.Connector, State: connect.State(c.State),
+			WorkerID: c.WorkerID, Generation: c.Generation, Trace: c.Trace}
+		if c.Task >= 0 {
+			task := c.Task
+			out[i].Task = &task
+		}
+	}
+	return out
 }
 
 // run runs the herder and the reconciler until Stop.

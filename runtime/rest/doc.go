@@ -46,6 +46,12 @@
 //	                                           404 invalid level (as Kafka)
 //	GET    /openapi.json                       the OpenAPI 3 document of all of the above
 //
+// wasmconnect's own routes, read-only: GET /workers (group membership), GET /reconciler (the HCL
+// reconciler), GET /state-changes[?connector=] (recent state changes, newest first; WithStateHistory)
+// and GET /session (the caller's user, role and whether it may change anything). GET /ui and
+// /ui/<file> serve the web console (package ui) to anyone: the files hold no data, and the page
+// reads everything through the routes above with the user's credentials.
+//
 // openapi.json (embedded) describes every route; a test checks it against the router both ways.
 // GET routes also answer HEAD. A trailing slash is ignored. Unknown paths answer 404 "HTTP 404 Not
 // Found" and a wrong method 405 "HTTP 405 Method Not Allowed" with an Allow header, Jersey's texts.

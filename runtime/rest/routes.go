@@ -13,6 +13,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/rest/ui"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
@@ -55,6 +56,8 @@ func (s *Server) routes() *httprouter.Router {
 
 	read("/workers", s.workers)
 	read("/reconciler", s.reconcilerStatus)
+	read("/state-changes", s.stateChanges)
+	read("/session", s.session)
 
 	read("/connectors", s.listConnectors)
 	body(http.MethodPost, "/connectors", s.createConnector)
@@ -86,6 +89,13 @@ func (s *Server) routes() *httprouter.Router {
 	read("/admin/loggers", s.listLoggers)
 	read("/admin/loggers/:logger", s.getLogger)
 	body(http.MethodPut, "/admin/loggers/:logger", s.setLogLevel)
+
+	// The web console is not part of the API (nor of openapi.json): see consoleRoutes.
+	console := ui.Handler()
+	for _, path := range consoleRoutes {
+		rt.Handler(http.MethodGet, path, console)
+		rt.Handler(http.MethodHead, path, console)
+	}
 	return rt
 }
 

@@ -53,6 +53,8 @@ type Server struct {
 	topicReset    bool
 	table         []route // every route, for the OpenAPI document check
 
+	history func() []connect.StateChange // GET /state-changes
+
 	srv        *http.Server
 	baseCtx    context.Context
 	cancelBase context.CancelFunc

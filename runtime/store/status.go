@@ -79,6 +79,7 @@ type StatusStore struct {
 	connectors map[string]Status
 	tasks      map[string]map[int]Status
 	topics     map[string]map[string]TopicStatus // connector -> topic
+	history    history
 }
 
 // NewStatusStore returns a status store over topic. It does no I/O until
@@ -362,9 +363,9 @@ func (s *StatusStore) apply(r *kgo.Record) {
 	var err error
 	switch {
 	case strings.HasPrefix(key, connectorStatusPrefix):
-		err = s.applyConnector(strings.TrimPrefix(key, connectorStatusPrefix), r.Value)
+		err = s.applyConnector(r, strings.TrimPrefix(key, connectorStatusPrefix), r.Value)
 	case strings.HasPrefix(key, taskStatusPrefix):
-		err = s.applyTask(strings.TrimPrefix(key, taskStatusPrefix), r.Value)
+		err = s.applyTask(r, strings.TrimPrefix(key, taskStatusPrefix), r.Value)
 	case strings.HasPrefix(key, topicStatusPrefix):
 		err = s.applyTopic(strings.TrimPrefix(key, topicStatusPrefix), r.Value)
 	default:
@@ -376,14 +377,16 @@ func (s *StatusStore) apply(r *kgo.Record) {
 	}
 }
 
-func (s *StatusStore) applyConnector(name string, value []byte) error {
+func (s *StatusStore) applyConnector(r *kgo.Record, name string, value []byte) error {
 	if name == "" {
 		return errors.New("empty connector name")
 	}
+	prev, had := s.connectors[name]
 	if value == nil {
 		// As in Java, a connector tombstone also forgets its tasks.
 		delete(s.connectors, name)
 		delete(s.tasks, name)
+		s.recordChange(r, name, -1, prev, had, Status{State: StateDestroyed})
 		return nil
 	}
 	st, err := parseStatus(value)
@@ -391,10 +394,11 @@ func (s *StatusStore) applyConnector(name string, value []byte) error {
 		return err
 	}
 	s.connectors[name] = st
+	s.recordChange(r, name, -1, prev, had, st)
 	return nil
 }
 
-func (s *StatusStore) applyTask(rest string, value []byte) error {
+func (s *StatusStore) applyTask(r *kgo.Record, rest string, value []byte) error {
 	i := strings.LastIndexByte(rest, '-')
 	if i <= 0 {
 		return errors.New("task status key has no connector name and task number")
@@ -404,18 +408,19 @@ func (s *StatusStore) applyTask(rest string, value []byte) error {
 	if err != nil || task < 0 {
 		return fmt.Errorf("task status key has task number %q, want a non-negative integer", rest[i+1:])
 	}
+	cur, ok := s.tasks[name][task]
 	if value == nil {
 		delete(s.tasks[name], task)
 		if len(s.tasks[name]) == 0 {
 			delete(s.tasks, name)
 		}
+		s.recordChange(r, name, task, cur, ok, Status{State: StateDestroyed})
 		return nil
 	}
 	st, err := parseStatus(value)
 	if err != nil {
 		return err
 	}
-	cur, ok := s.tasks[name][task]
 	// KAFKA-12525: a worker that lost a task in a rebalance writes
 	// UNASSIGNED for it, possibly after the new owner wrote RUNNING in
 	// the same generation. That UNASSIGNED is stale.
@@ -428,6 +433,7 @@ func (s *StatusStore) applyTask(rest string, value []byte) error {
 		s.tasks[name] = make(map[int]Status)
 	}
 	s.tasks[name][task] = st
+	s.recordChange(r, name, task, cur, ok, st)
 	return nil
 }
 
