@@ -87,9 +87,12 @@ test: build $(TESTWASM) test-unit test-fuzz test-e2e
 # Every package's own tests, in one process each: real plugins through wazero, an in-process kfake
 # broker where Kafka is needed; no worker processes. Four packages at a time: the slow ones wait on
 # group sessions and timers, not on the CPU.
+# The Go SDK (sdk/go) is a module of its own, which ./... at the root does not reach.
 test-unit:
 	$(GO) vet ./...
+	$(GO) -C sdk/go vet ./...
 	$(GO) test -count=1 -p 4 -timeout 5m ./...
+	$(GO) -C sdk/go test -count=1 -timeout 5m ./...
 
 # Every fuzz target for a short while (FUZZTIME inputs each, a count rather than a duration: a
 # duration that ends while the seed corpus is still being run is reported as a failure, "context
@@ -104,13 +107,15 @@ FUZZ := ./sdk/go/wire:FuzzDecodeRecords ./sdk/go/wire:FuzzDecodeBatches \
 	./wasmhost/internal/fuel:FuzzInstrument:2000x ./runtime/store:FuzzConfigRecords ./runtime/store:FuzzStatusRecords \
 	./runtime/store:FuzzOffsetRecords ./runtime/config:FuzzParseProperties ./hcl:FuzzParseWorkerConfig \
 	./hcl:FuzzParseConnectors:5000x ./runtime/rest:FuzzRequestBodies
-# An entry is package:target, or package:target:count for a target slower than the others.
+# An entry is package:target, or package:target:count for a target slower than the others; the
+# packages of sdk/go run in that module.
 test-fuzz:
 	@set -e; for t in $(FUZZ); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; time=$(FUZZTIME); \
 		case $$rest in *:*) time=$${rest#*:};; esac; \
 		echo "fuzz $$name ($$pkg) for $$time"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$time $$pkg; \
+		dir=.; case $$pkg in ./sdk/go/*) dir=sdk/go; pkg=./$${pkg#./sdk/go/};; esac; \
+		$(GO) -C $$dir test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$time $$pkg; \
 	done
 
 # The end-to-end tests (build tag e2e): broker and worker processes of the wasmconnect binary,
@@ -126,7 +131,8 @@ bench: build
 
 # Every package's microbenchmarks (plugin calls, conversions, the task loop).
 bench-micro: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./wasmhost/... ./sdk/go/... ./plugins/ ./plugins/transforms/
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./wasmhost/... ./plugins/ ./plugins/transforms/
+	$(GO) -C sdk/go test -run '^$$' -bench . -benchtime 3x -timeout 20m ./...
 
 clean:
 	rm -rf bin build

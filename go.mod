@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/VictoriaMetrics/metrics v1.45.0
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/julienschmidt/httprouter v1.3.0
@@ -12,6 +13,7 @@ require (
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	github.com/wasmconnect/wasmconnect/sdk/go v0.0.0-00010101000000-000000000000
 	github.com/zclconf/go-cty v1.19.0
 )
 
@@ -32,3 +34,7 @@ require (
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/tools v0.48.0 // indirect
 )
+
+// The Go SDK is a module of its own (sdk/go/go.mod), so that plugins do not depend on the worker;
+// the worker shares its wire, configdef and connect packages from this checkout.
+replace github.com/wasmconnect/wasmconnect/sdk/go => ./sdk/go

@@ -62,6 +62,9 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 	if err != nil {
 		return nil, err
 	}
+	if err := m.use(); err != nil {
+		return nil, err
+	}
 	in := &instance{h: h, m: m, log: log, offsets: offsets}
 	in.stdout = newLineLogger(log, slog.LevelInfo, "stdout", false)
 	in.stderr = newLineLogger(log, slog.LevelWarn, "stderr", true)
@@ -72,6 +75,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 	mod, err := h.rt.InstantiateModule(in.bind(cctx), compiled, mc)
 	stop()
 	if err != nil {
+		h.release(m)
 		msg := fmt.Sprintf("instantiate %s: %v", m.base, err)
 		if t := in.stderr.Output(); t != "" {
 			msg += "\nguest stderr:\n" + t
@@ -159,6 +163,7 @@ func (in *instance) fail(plugin, op string, cause error, elapsed time.Duration) 
 	in.net.closeAll()
 	in.h.cpu.release(in.mod)
 	in.mod.Close(context.Background())
+	in.h.release(in.m)
 	in.log.Error("plugin instance failed and was discarded", "op", op, "plugin", plugin, "error", firstLine(te.Error()))
 	return te
 }
@@ -181,6 +186,7 @@ func (in *instance) close(ctx context.Context, cause error) {
 		in.net.closeAll()
 		in.h.cpu.release(in.mod)
 		in.mod.Close(ctx)
+		in.h.release(in.m)
 	}
 	in.stdout.flush()
 	in.stderr.flush()

@@ -9,6 +9,8 @@
 //	wasmconnect validate DIR [--plugin-path build/plugins]
 //	wasmconnect plan   DIR --url http://127.0.0.1:8083
 //	wasmconnect apply  DIR --url http://127.0.0.1:8083
+//	wasmconnect plugin inspect|check FILE.wasm
+//	wasmconnect plugin new --lang go|rust NAME
 //	wasmconnect hash password|token < secret
 //	wasmconnect version
 package main
@@ -40,6 +42,7 @@ var commands = []command{
 	{"validate", "validate DIR [--plugin-path P]   check HCL connector files offline (syntax, schema, plugin configs)", runValidate},
 	{"plan", "plan DIR --url URL       show what apply would change (exit 2 when there are changes)", runPlan},
 	{"apply", "apply DIR --url URL      make the cluster's connectors match the HCL files, through the REST API", runApply},
+	{"plugin", "plugin inspect|check|new ...   the plugin toolkit: inspect or check a module, start a new plugin", runPlugin},
 	{"hash", "hash password|token      print the hash of the secret on stdin for rest.auth.basic.file or rest.auth.tokens.file", runHash},
 	{"version", "version                  print the version", runVersion},
 }

@@ -157,7 +157,8 @@ func (n *Node) openStores(ctx context.Context) error {
 	return nil
 }
 
-// loadPlugins loads and compiles the plugin modules of plugin.path.
+// loadPlugins loads and compiles the plugin modules of plugin.path, and watches it for changes.
+// The host logs each module it skips, with the file and the reason.
 func (n *Node) loadPlugins(ctx context.Context) error {
 	cfg := n.cfg
 	start := time.Now()
@@ -174,10 +175,12 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading plugins: %w", err)
 	}
-	for _, e := range n.host.LoadErrors() {
-		n.log.Error("plugin module not loaded", "module", e.Path, "err", e.Err)
-	}
 	n.log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
+	// Hot reload: a module added, replaced or removed in plugin.path is picked up without a
+	// restart; new tasks use what is there then, running tasks keep the code they started with.
+	if err := n.host.Watch(); err != nil {
+		n.log.Warn("plugin.path is not watched: modules added or replaced there are loaded at the next start", "plugin_path", cfg.PluginPath, "error", err)
+	}
 	return nil
 }
 
