@@ -15,6 +15,7 @@
 
 pub mod abi;
 pub mod config;
+pub mod connect;
 pub mod context;
 pub mod dispatch;
 pub mod error;
