@@ -5,7 +5,7 @@ PLUGINS  := file converters transforms
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
-# Rust modules (plugins/file) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
+# Rust modules (plugins/file, plugins/transforms) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
 # standard library (rustc libstd-rust-dev-wasm32 lld-14); flags as wasmhost/pluginbuild's RustFlags.
 RUSTC    ?= /usr/bin/rustc
 RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
@@ -47,6 +47,10 @@ $(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile | rust-toolchain
 build/plugins/file.wasm: $(RUSTSDK) $(wildcard plugins/file/src/*.rs) Makefile
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type cdylib --crate-name file --extern wasmconnect=$(RUSTSDK) -o $@ plugins/file/src/lib.rs
+
+build/plugins/transforms.wasm: $(RUSTSDK) $(wildcard plugins/transforms/src/*.rs) Makefile
+	@mkdir -p $(@D)
+	$(RUSTWASM) --crate-type cdylib --crate-name transforms --extern wasmconnect=$(RUSTSDK) -o $@ plugins/transforms/src/lib.rs
 
 build/testplugins/%.wasm: FORCE
 	@mkdir -p $(@D)
