@@ -118,6 +118,8 @@ type module struct {
 	cached        bool   // the descriptor came from the cache: the module compiled before, unchanged
 	descriptor    []byte // what wc_describe returned, until it is cached after the first compile
 
+	transformChain bool // the module runs TRANSFORM_CHAIN (descriptor "transform_chain")
+
 	compileOnce sync.Once
 	compiled    wazero.CompiledModule
 	compileErr  error

@@ -50,7 +50,8 @@ macro_rules! kv {
     };
 }
 
-fn register(m: &mut Module) {
+/// Adds every plugin of the module (public for native benchmarks and tests of the crate).
+pub fn register(m: &mut Module) {
     kv!(m, "InsertField", fields::InsertField, fields::insert_field_defs());
     kv!(m, "ReplaceField", fields::ReplaceField, fields::replace_field_defs());
     kv!(m, "MaskField", fields::MaskField, fields::mask_field_defs());

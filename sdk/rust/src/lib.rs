@@ -14,6 +14,7 @@
 //! ```
 
 pub mod abi;
+pub mod chain;
 pub mod config;
 pub mod connect;
 pub mod context;
