@@ -113,4 +113,3 @@ func TestFusedChainMatchesStepByStep(t *testing.T) {
 		}
 	}
 }
-
