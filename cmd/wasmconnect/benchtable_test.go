@@ -224,14 +224,22 @@ func BenchmarkTable(b *testing.B) {
 		"transforms.route.replacement":   "$1",
 	}
 	if wantGroup("transforms") {
+		// Records/s, and the worker's CPU time per record, which a busy machine disturbs less.
+		var plainCPU, chainCPU []float64
 		t.add("transforms", "source, no transforms (steady)", "records/s", runs(func(i int) float64 {
+			cpu := w.cpuTime(b)
 			_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-plain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
+			plainCPU = append(plainCPU, perRecordMicros(w.cpuTime(b)-cpu))
 			return perSec(flowing)
 		}))
 		t.add("transforms", "source, HoistField + InsertField + RegexRouter (steady)", "records/s", runs(func(i int) float64 {
+			cpu := w.cpuTime(b)
 			_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-chain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, chain)
+			chainCPU = append(chainCPU, perRecordMicros(w.cpuTime(b)-cpu))
 			return perSec(flowing)
 		}))
+		t.add("transforms", "worker CPU per record, no transforms", "µs", plainCPU)
+		t.add("transforms", "worker CPU per record, HoistField + InsertField + RegexRouter", "µs", chainCPU)
 	}
 
 	// Topic -> file: the FileStreamSink (StringConverter, so the file holds the lines as written),
@@ -295,6 +303,25 @@ func BenchmarkTable(b *testing.B) {
 	}
 
 	t.write(b)
+}
+
+// perRecordMicros is a duration per record of a throughput row, in µs.
+func perRecordMicros(d time.Duration) float64 {
+	return float64(d.Microseconds()) / float64(benchLines)
+}
+
+// cpuTime returns the CPU time (user and system) the worker process has used so far, from
+// /proc/<pid>/stat (utime and stime, in clock ticks of 1/100 s).
+func (w *worker) cpuTime(b *testing.B) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid))
+	if err != nil {
+		b.Fatalf("reading the worker's CPU time: %v", err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count from after it.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 const benchLineLen = 101 // "%09d " + 90 x + "\n"

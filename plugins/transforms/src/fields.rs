@@ -97,7 +97,6 @@ pub struct InsertField {
     specs: InsertSpecs,
     static_value: Option<String>,
     cache: SchemaCache,
-    buf: Vec<u8>,
     /// Unit tests: never take the textual fast path.
     slow: bool,
 }
@@ -138,7 +137,7 @@ impl InsertSpecs {
 
 impl InsertField {
     pub fn new(key: bool) -> InsertField {
-        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: None, cache: SchemaCache::default(), buf: Vec::new(), slow: false }
+        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: None, cache: SchemaCache::default(), slow: false }
     }
 
     fn static_value(&self) -> Value {
@@ -191,9 +190,7 @@ impl InsertField {
         let us = self.cache.get(&s, |s| self.specs.updated_schema(s))?;
         let raw = us.json().map_err(Error::new)?;
         let vals = self.values(r, partition, timestamp, true);
-        let mut out = std::mem::take(&mut self.buf);
-        out.clear();
-        out.reserve(p.len() + 64);
+        let mut out = Vec::with_capacity(p.len() + 16 * vals.len() + 16);
         out.extend_from_slice(&p[..p.len() - 1]);
         let empty = trim(&p[1..p.len() - 1]).is_empty();
         for (i, (name, v)) in vals.iter().enumerate() {
@@ -203,14 +200,10 @@ impl InsertField {
             let f = &us.fields[fields + i];
             connect::append_json_string(&mut out, name.as_bytes());
             out.push(b':');
-            if let Err(e) = connect::append_field_json(&mut out, &f.name, &f.schema, v) {
-                self.buf = out;
-                return Err(Error::new(e));
-            }
+            connect::append_field_json(&mut out, &f.name, &f.schema, v).map_err(Error::new)?;
         }
         out.push(b'}');
-        let payload = out.clone();
-        self.buf = out;
+        let payload = out;
         Ok(Some(self.op.with(r, Data::Json { schema: Cow::Owned(raw.to_vec()), payload: Cow::Owned(payload) })))
     }
 }
@@ -643,11 +636,13 @@ pub struct HoistField {
     op: Operand,
     field: String,
     cache: SchemaCache,
+    /// The struct schema of a hoisted string and its JSON.
+    of_string: Option<Rc<[u8]>>,
 }
 
 impl HoistField {
     pub fn new(key: bool) -> HoistField {
-        HoistField { op: Operand { key }, field: String::new(), cache: SchemaCache::default() }
+        HoistField { op: Operand { key }, field: String::new(), cache: SchemaCache::default(), of_string: None }
     }
 
     fn schema_for(&mut self, s: &Rc<Schema>) -> Rc<Schema> {
@@ -670,9 +665,11 @@ impl Transformation for HoistField {
     fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
         // A string (FileStreamSource's lines) is hoisted as text: {"field":"<the line>"}.
         if let Data::String(text) = self.op.get(r) {
-            let s = connect::decode(&Data::str(""), false).map_err(Error::new)?.0.unwrap_or_else(|| Schema::primitive(Type::String, false));
-            let us = self.schema_for(&s);
-            let raw = us.json().map_err(Error::new)?;
+            if self.of_string.is_none() {
+                let us = self.schema_for(&Schema::primitive(Type::String, false));
+                self.of_string = Some(us.json().map_err(Error::new)?);
+            }
+            let raw = self.of_string.clone().unwrap_or_else(|| Rc::from(Vec::new()));
             let mut payload = Vec::with_capacity(text.len() + self.field.len() + 8);
             payload.push(b'{');
             connect::append_json_string(&mut payload, self.field.as_bytes());

@@ -614,17 +614,20 @@ pub fn parse_schema(raw: &[u8]) -> Result<Option<Rc<Schema>>, String> {
     if raw.is_empty() {
         return Ok(None);
     }
-    let hit = SCHEMAS.with(|c| {
+    // A batch usually has one schema: the last one is checked first, without hashing.
+    let (hit, last) = SCHEMAS.with(|c| {
         let c = c.borrow();
         if let Some((b, s)) = &c.0 {
             if b.as_slice() == raw {
-                return Some(s.clone());
+                return (Some(s.clone()), true);
             }
         }
-        c.1.get(raw).cloned()
+        (c.1.get(raw).cloned(), false)
     });
     if let Some(s) = hit {
-        SCHEMAS.with(|c| c.borrow_mut().0 = Some((raw.to_vec(), s.clone())));
+        if !last {
+            SCHEMAS.with(|c| c.borrow_mut().0 = Some((raw.to_vec(), s.clone())));
+        }
         return Ok(Some(s));
     }
     let v = json::parse(raw).map_err(|e| format!("invalid schema JSON: {}", e))?;
