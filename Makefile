@@ -5,7 +5,7 @@ PLUGINS  := file datagen http converters transforms jdbc
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
-# Rust modules (plugins/file, plugins/datagen, plugins/converters) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
+# Rust modules (plugins/file, plugins/datagen, plugins/converters, plugins/transforms) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
 # standard library (rustc libstd-rust-dev-wasm32 lld-14); flags as wasmhost/pluginbuild's RustFlags.
 RUSTC    ?= /usr/bin/rustc
 RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
@@ -44,7 +44,7 @@ $(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile | rust-toolchain
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type rlib --crate-name wasmconnect -o $@ sdk/rust/src/lib.rs
 
-RUSTPLUGINS := file datagen converters
+RUSTPLUGINS := file datagen converters transforms
 
 .SECONDEXPANSION:
 $(RUSTPLUGINS:%=build/plugins/%.wasm): build/plugins/%.wasm: $(RUSTSDK) $$(wildcard plugins/%/src/*.rs) Makefile

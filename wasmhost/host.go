@@ -128,6 +128,8 @@ type module struct {
 	wasm          []byte                    // the bytes described, until compiled (nil when described from the cache)
 	dropped       atomic.Pointer[LoadError] // set when its deferred compile failed (dropModule)
 
+	transformChain bool // the module runs TRANSFORM_CHAIN (descriptor "transform_chain")
+
 	compileOnce sync.Once
 	compiled    wazero.CompiledModule
 	compileErr  error

@@ -238,6 +238,7 @@ func (h *Host) parseDescriptor(m *module, out []byte) error {
 	if len(d.Plugins) == 0 {
 		return fmt.Errorf("descriptor lists no plugins")
 	}
+	m.transformChain = d.TransformChain
 	seen := map[string]bool{}
 	for i, pd := range d.Plugins {
 		switch {
