@@ -372,7 +372,9 @@ func buildSchema(v any) (*Schema, error) {
 			if !ok {
 				return nil, fmt.Errorf("Struct schema's field name not specified properly")
 			}
-			if s.FieldIndex(name) >= 0 {
+			// A linear search, not FieldIndex: that builds its index once a schema has more than 8
+			// fields, and an index built while the fields are still being added misses the later ones.
+			if slices.ContainsFunc(s.Fields, func(f Field) bool { return f.Name == name }) {
 				return nil, fmt.Errorf("Cannot create field because of field name duplication %s", name)
 			}
 			fs, err := buildSchema(fm)
