@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 
 // SDKs are the conformance modules, one per SDK, each built by pluginbuild from its directory.
 var SDKs = []struct{ Name, Pkg string }{
+	{"go", "plugins/testdata/conformance"},
+	{"rust", "sdk/rust/conformance"},
 	{"c", "sdk/c/conformance"},
 }
 
@@ -310,8 +312,8 @@ func testOpenRefusesBadConfig(t *testing.T, e *env) {
 		cfg   map[string]string
 		want  string
 	}{
-		{"conformance.Source", wire.KindSource, wire.RoleTask, map[string]string{"topic": "t", "count": "x"}, "Not a number of type INT"},
-		{"conformance.Source", wire.KindSource, wire.RoleTask, map[string]string{}, `Missing required configuration "topic"`},
+		{"conformance.Source", wire.KindSource, wire.RoleConnector, map[string]string{"topic": "t", "count": "x"}, "Not a number of type INT"},
+		{"conformance.Source", wire.KindSource, wire.RoleConnector, map[string]string{}, `Missing required configuration "topic"`},
 		{"conformance.Transform", wire.KindTransformation, wire.RoleTransformation, map[string]string{"header": ""}, "header must not be empty"},
 		{"conformance.Predicate", wire.KindPredicate, wire.RolePredicate, map[string]string{}, `Missing required configuration "header"`},
 	} {
