@@ -37,6 +37,7 @@ var SDKs = []struct{ Name, Pkg string }{
 	{"go", "plugins/testdata/conformance"},
 	{"rust", "sdk/rust/conformance"},
 	{"c", "sdk/c/conformance"},
+	{"assemblyscript", "sdk/assemblyscript/conformance"},
 }
 
 // cases is the one table of ABI cases every SDK passes.

@@ -29,8 +29,9 @@ const (
 var CFlags = []string{"--target=wasm32-wasi", "-O2", "-mexec-model=reactor", "-Wl,--strip-all", "-Wall", "-Werror"}
 
 // ASFlags are the asc flags of an AssemblyScript module: the incremental runtime (the stub one
-// frees only the last block), and the SDK's abort, so that the module imports nothing from "env".
-var ASFlags = []string{"-O3", "--runtime", "incremental", "--noAssert", "--use", "abort=~lib/wasmconnect/abort/wcAbort"}
+// frees only the last block). The build adds the SDK's abort (--use abort=<sdk>/assembly/abi/wcAbort,
+// the path relative to the plugin's directory), so that the module imports nothing from "env".
+var ASFlags = []string{"-O3", "--runtime", "incremental", "--noAssert"}
 
 // ZigFlags are the zig build-lib flags of a Zig module.
 var ZigFlags = []string{"-target", "wasm32-wasi", "-dynamic", "-rdynamic", "-O", "ReleaseSmall"}
@@ -96,10 +97,15 @@ func buildAssemblyScript(root, pkg, out string) error {
 	if _, err := os.Stat(asc); err != nil {
 		return &ToolMissingError{What: "the AssemblyScript compiler", Install: ASInstall}
 	}
+	dir := filepath.Join(root, pkg)
+	abi, err := filepath.Rel(dir, filepath.Join(root, "sdk", "assemblyscript", "assembly", "abi"))
+	if err != nil {
+		return err
+	}
 	args := append([]string{asc, "assembly/index.ts"}, ASFlags...)
-	args = append(args, "--path", filepath.Join(root, "sdk", "assemblyscript", "lib"), "-o", out)
+	args = append(args, "--use", "abort="+filepath.ToSlash(abi)+"/wcAbort", "-o", out)
 	cmd := exec.Command(node, args...)
-	cmd.Dir = filepath.Join(root, pkg)
+	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s: asc %s: %v\n%s", pkg, strings.Join(args[1:], " "), err, b)
 	}
