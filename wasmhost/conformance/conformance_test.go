@@ -95,7 +95,7 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-func newEnv(t *testing.T, dir string) *env {
+func newEnv(t testing.TB, dir string) *env {
 	t.Helper()
 	ctx := context.Background()
 	logs := &logBuffer{}
@@ -117,7 +117,7 @@ func newEnv(t *testing.T, dir string) *env {
 	return &env{dir: dir, module: mods[0], host: h, logs: logs}
 }
 
-func (e *env) plugin(t *testing.T, class string, kind wire.Kind) wasmhost.Plugin {
+func (e *env) plugin(t testing.TB, class string, kind wire.Kind) wasmhost.Plugin {
 	t.Helper()
 	p, err := e.host.Resolve(class, kind)
 	if err != nil {
@@ -126,7 +126,7 @@ func (e *env) plugin(t *testing.T, class string, kind wire.Kind) wasmhost.Plugin
 	return p
 }
 
-func (e *env) open(t *testing.T, class string, kind wire.Kind, role wire.Role, cfg map[string]string, offsets wasmhost.OffsetReader) *wasmhost.Object {
+func (e *env) open(t testing.TB, class string, kind wire.Kind, role wire.Role, cfg map[string]string, offsets wasmhost.OffsetReader) *wasmhost.Object {
 	t.Helper()
 	s := e.host.NewSession(wasmhost.Env{Connector: "conformance", Offsets: offsets})
 	t.Cleanup(func() { s.Close(context.Background()) })
