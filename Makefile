@@ -75,7 +75,7 @@ sdk/assemblyscript/node_modules: sdk/assemblyscript/package-lock.json
 build/examples/mask.wasm: examples/plugins/mask/assembly/index.ts $(wildcard sdk/assemblyscript/assembly/*.ts) | sdk/assemblyscript/node_modules
 	@mkdir -p $(@D)
 	cd examples/plugins/mask && node ../../../sdk/assemblyscript/node_modules/assemblyscript/bin/asc.js assembly/index.ts \
-		-O3 --runtime incremental --noAssert --use abort=../../../sdk/assemblyscript/assembly/abi/wcAbort -o ../../../$@
+		-O3 --runtime minimal --noAssert --use abort=../../../sdk/assemblyscript/assembly/abi/wcAbort -o ../../../$@
 
 build/examples/haskey.wasm: examples/plugins/haskey/haskey.wat
 	@mkdir -p $(@D)

@@ -57,7 +57,17 @@ void *wc_tmp(size_t n) {
     return p;
 }
 
+/* The last schema decoded and encoded in this operation, with their JSON: the records of a batch
+ * mostly share one schema, which is then parsed and written once per batch. A schema that was
+ * decoded or encoded must not be changed afterwards within the operation (make a new one). */
+static wc_schema *last_schema;
+static const wc_schema *last_encoded;
+static wc_str last_schema_json, last_encoded_json;
+
+static void forget_schemas(void);
+
 static void arena_reset(void) {
+    forget_schemas();
     while (arena && arena->next) {
         chunk *next = arena->next;
         free(arena);
@@ -1152,6 +1162,12 @@ static int value_json(buf *b, const wc_schema *s, const wc_value *v, int depth) 
     return 0;
 }
 
+static void forget_schemas(void) {
+    last_schema = NULL;
+    last_encoded = NULL;
+    last_schema_json = last_encoded_json = (wc_str){0};
+}
+
 wc_data wc_data_null(void) { return (wc_data){WC_DATA_NULL, {0}, {0}}; }
 wc_data wc_data_string(wc_str s) { return (wc_data){WC_DATA_STRING, s, {0}}; }
 wc_data wc_data_bytes(wc_str b) { return (wc_data){WC_DATA_BYTES, b, {0}}; }
@@ -1165,11 +1181,15 @@ int wc_data_decode(const wc_data *d, wc_schema **schema, wc_value **value) {
     case WC_DATA_BYTES: *schema = wc_schema_new(WC_BYTES, true); *value = wc_value_bytes(d->bytes); return 0;
     case WC_DATA_JSON: break;
     }
-    if (d->schema.len) {
+    if (d->schema.len && d->schema.len == last_schema_json.len && memcmp(d->schema.ptr, last_schema_json.ptr, d->schema.len) == 0) {
+        *schema = last_schema;
+    } else if (d->schema.len) {
         jnode *sj = json_parse(d->schema, "the schema");
         if (!sj) return -1;
         *schema = schema_from_json(sj, 0);
         if (!*schema && err_set) return -1;
+        last_schema = *schema;
+        last_schema_json = (wc_str){wc_tmp_cstr(d->schema), d->schema.len};
     }
     jnode *pj = json_parse(d->bytes, "the payload");
     if (!pj) return -1;
@@ -1184,7 +1204,14 @@ wc_data wc_data_encode(const wc_schema *schema, const wc_value *value) {
     wc_data d = {WC_DATA_JSON, {0}, {0}};
     if (value_json(&b, schema, value, 0)) { free(b.p); return wc_data_null(); }
     d.bytes = buf_tmp(&b);
-    if (schema) { schema_json(&b, schema, NULL); d.schema = buf_tmp(&b); }
+    if (schema && schema == last_schema) d.schema = last_schema_json;
+    else if (schema && schema == last_encoded) d.schema = last_encoded_json;
+    else if (schema) {
+        schema_json(&b, schema, NULL);
+        d.schema = buf_tmp(&b);
+        last_encoded = schema;
+        last_encoded_json = d.schema;
+    }
     free(b.p);
     return d;
 }

@@ -31,7 +31,7 @@ var CFlags = []string{"--target=wasm32-wasi", "-O2", "-mexec-model=reactor", "-W
 // ASFlags are the asc flags of an AssemblyScript module: the incremental runtime (the stub one
 // frees only the last block). The build adds the SDK's abort (--use abort=<sdk>/assembly/abi/wcAbort,
 // the path relative to the plugin's directory), so that the module imports nothing from "env".
-var ASFlags = []string{"-O3", "--runtime", "incremental", "--noAssert"}
+var ASFlags = []string{"-O3", "--runtime", "minimal", "--noAssert"}
 
 // ZigFlags are the zig build-lib flags of a Zig module.
 var ZigFlags = []string{"-target", "wasm32-wasi", "-dynamic", "-rdynamic", "-O", "ReleaseSmall"}

@@ -102,7 +102,15 @@ function input(ptr: usize, len: i32): Uint8Array {
   return b;
 }
 
+/** wc_call runs one operation, then collects the garbage it left (with the minimal runtime the
+ * collector runs only here, so a batch is never interrupted by it). */
 export function wc_call(handle: i32, op: i32, ptr: usize, len: i32): u64 {
+  const r = call(handle, op, ptr, len);
+  if (ASC_RUNTIME == 1) __collect(); // 1: the minimal runtime
+  return r;
+}
+
+function call(handle: i32, op: i32, ptr: usize, len: i32): u64 {
   callError.failed = false;
   callError.key = null;
   const inp = input(ptr, len);

@@ -82,8 +82,31 @@ export class Schema {
   }
   is(logicalName: string): bool { const n = this.name; return n != null && n == logicalName; }
 
+  /** The JSON it was read from or first written as: a schema is frozen once decoded or encoded
+   * (decode shares it between records); change a copy (clone) instead. */
+  json: Uint8Array | null = null;
+
   /** The schema as JsonConverter writes it. */
-  toJSON(): Uint8Array { const w = new Writer(); writeSchema(w, this, null); return w.take(); }
+  toJSON(): Uint8Array {
+    let j = this.json;
+    if (j == null) {
+      const w = new Writer();
+      writeSchema(w, this, null);
+      j = w.take();
+      this.json = j;
+    }
+    return j;
+  }
+
+  /** A copy that may be changed: fields and parameters copied, nested schemas shared. */
+  clone(): Schema {
+    const c = new Schema(this.type, this.optional);
+    c.name = this.name; c.version = this.version; c.doc = this.doc;
+    c.paramKeys = this.paramKeys.slice(0); c.paramValues = this.paramValues.slice(0);
+    c.fields = this.fields.slice(0);
+    c.items = this.items; c.keys = this.keys; c.values = this.values; c.defaultValue = this.defaultValue;
+    return c;
+  }
 }
 
 function logical(type: string, name: string, optional: bool): Schema {
@@ -179,11 +202,17 @@ export function decode(d: Data): Decoded {
   if (d.tag == TAG_BYTES) return new Decoded(new Schema(BYTES, true), Value.bytes(d.bytes), null);
   let schema: Schema | null = null;
   if (d.schema.length > 0) {
-    const sj = parseJSON(d.schema, "the schema");
-    if (sj == null) return new Decoded(null, Value.null(), jsonError);
-    errorText = null;
-    schema = schemaFromJSON(sj, 0);
-    if (errorText != null) return new Decoded(null, Value.null(), errorText);
+    if (lastSchema != null && sameBytes(d.schema, lastSchemaBytes)) schema = lastSchema;
+    else {
+      const sj = parseJSON(d.schema, "the schema");
+      if (sj == null) return new Decoded(null, Value.null(), jsonError);
+      errorText = null;
+      schema = schemaFromJSON(sj, 0);
+      if (errorText != null) return new Decoded(null, Value.null(), errorText);
+      schema!.json = d.schema;
+      lastSchema = schema;
+      lastSchemaBytes = d.schema;
+    }
   }
   const pj = parseJSON(d.bytes, "the payload");
   if (pj == null) return new Decoded(schema, Value.null(), jsonError);
@@ -204,6 +233,14 @@ export function encode(schema: Schema | null, v: Value): Data | null {
 }
 
 export let encodeError: string | null = null;
+
+// The last schema decode parsed: the records of a batch mostly share one, so it is parsed once.
+let lastSchema: Schema | null = null;
+let lastSchemaBytes = new Uint8Array(0);
+
+function sameBytes(a: Uint8Array, b: Uint8Array): bool {
+  return a.length == b.length && memory.compare(a.dataStart, b.dataStart, <usize>a.length) == 0;
+}
 let errorText: string | null = null;
 
 function bad(msg: string): Value {
@@ -363,7 +400,7 @@ function base64Decode(s: string): Uint8Array | null {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c == 61) break;
-    const at = B64.indexOf(String.fromCharCode(c));
+    const at = c >= 65 && c <= 90 ? c - 65 : c >= 97 && c <= 122 ? c - 71 : c >= 48 && c <= 57 ? c + 4 : c == 43 ? 62 : c == 47 ? 63 : -1;
     if (at < 0) return null;
     acc = (acc << 6) | <u32>at;
     bits += 6;

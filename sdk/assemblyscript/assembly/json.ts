@@ -51,6 +51,17 @@ export class JParser {
 
   str(): string | null {
     this.pos++;
+    const start = this.pos;
+    while (this.pos < this.b.length) { // most strings have no escapes: decode them in place
+      const c = this.b[this.pos];
+      if (c == 0x22) {
+        this.pos++;
+        return String.UTF8.decodeUnsafe(this.b.dataStart + <usize>start, <usize>(this.pos - 1 - start));
+      }
+      if (c == 0x5c) break;
+      this.pos++;
+    }
+    this.pos = start;
     const out = new Writer();
     while (this.pos < this.b.length) {
       const c = this.b[this.pos++];

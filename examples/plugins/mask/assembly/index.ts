@@ -7,7 +7,7 @@
 //
 // Build (in this directory, with the SDK's compiler: npm ci --prefix sdk/assemblyscript):
 //   node ../../../sdk/assemblyscript/node_modules/assemblyscript/bin/asc.js assembly/index.ts \
-//     -O3 --runtime incremental --noAssert --use abort=../../../sdk/assemblyscript/assembly/abi/wcAbort -o mask.wasm
+//     -O3 --runtime minimal --noAssert --use abort=../../../sdk/assemblyscript/assembly/abi/wcAbort -o mask.wasm
 import * as wc from "../../../../sdk/assemblyscript/assembly/index";
 import { Config, Record, Value } from "../../../../sdk/assemblyscript/assembly/index";
 
