@@ -38,6 +38,7 @@ var SDKs = []struct{ Name, Pkg string }{
 	{"rust", "sdk/rust/conformance"},
 	{"c", "sdk/c/conformance"},
 	{"assemblyscript", "sdk/assemblyscript/conformance"},
+	{"zig", "sdk/zig/conformance"},
 }
 
 // cases is the one table of ABI cases every SDK passes.
