@@ -1,12 +1,16 @@
 package pluginbuild
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // The lean guest languages, each built with the command its SDK's README gives:
@@ -104,12 +108,15 @@ func buildAssemblyScript(root, pkg, out string) error {
 	}
 	args := append([]string{asc, "assembly/index.ts"}, ASFlags...)
 	args = append(args, "--use", "abort="+filepath.ToSlash(abi)+"/wcAbort", "-o", out)
-	cmd := exec.Command(node, args...)
-	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s: asc %s: %v\n%s", pkg, strings.Join(args[1:], " "), err, b)
-	}
-	return nil
+	version, _ := os.ReadFile(filepath.Join(root, "sdk", "assemblyscript", "node_modules", "assemblyscript", "package.json"))
+	return cached(out, string(version)+strings.Join(ASFlags, " "), []string{filepath.Join(root, "sdk", "assemblyscript", "assembly"), dir}, func() error {
+		cmd := exec.Command(node, args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: asc %s: %v\n%s", pkg, strings.Join(args[1:], " "), err, b)
+		}
+		return nil
+	})
 }
 
 func buildZig(root, pkg, out string) error {
@@ -125,7 +132,52 @@ func buildZig(root, pkg, out string) error {
 	args = append(args, "--cache-dir", cache, "--global-cache-dir", cache,
 		"--mod", "wasmconnect::"+filepath.Join(root, "sdk", "zig", "wasmconnect.zig"), "--deps", "wasmconnect",
 		filepath.Join(root, pkg, "main.zig"), "-femit-bin="+out)
-	return run(root, pkg, zig, args...)
+	version, _ := os.ReadFile(filepath.Join(filepath.Dir(zig), "package.json"))
+	return cached(out, string(version)+strings.Join(ZigFlags, " "), []string{filepath.Join(root, "sdk", "zig", "wasmconnect.zig"), filepath.Join(root, pkg)}, func() error {
+		return run(root, pkg, zig, args...)
+	})
+}
+
+// cached runs build, which writes the module out, unless a module built from the same sources
+// (every file under srcs) with the same tool and flags (tool) is in the user's cache directory:
+// asc and zig take seconds to tens of seconds per module on a busy machine, which every test
+// process would pay again (go build has a cache of its own). Failures to cache only cost a
+// rebuild.
+func cached(out, tool string, srcs []string, build func() error) error {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", tool)
+	for _, src := range srcs {
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				if d != nil && d.IsDir() && d.Name() == "node_modules" {
+					return filepath.SkipDir
+				}
+				return err
+			}
+			b, err := os.ReadFile(p)
+			fmt.Fprintf(h, "%s %d\n", filepath.Base(p), len(b))
+			h.Write(b)
+			return err
+		})
+		if err != nil {
+			return build()
+		}
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return build()
+	}
+	file := filepath.Join(dir, "wasmconnect", "pluginbuild", hex.EncodeToString(h.Sum(nil))+".wasm")
+	if copyFile(out, file) == nil {
+		now := time.Now()
+		os.Chtimes(file, now, now) // in use: keep it from pruneCache
+		return nil
+	}
+	if err := build(); err != nil {
+		return err
+	}
+	keepInCache(file, out)
+	return nil
 }
 
 func run(root, pkg, bin string, args ...string) error {
