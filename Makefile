@@ -13,7 +13,7 @@ RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=f
 RUSTSDK  := build/rust/libwasmconnect.rlib
 RUSTPKGS := rustc libstd-rust-dev-wasm32 lld-14
 
-.PHONY: all build plugins rust-toolchain example-transforms run test test-unit test-fuzz test-e2e bench bench-micro vet clean
+.PHONY: all build plugins rust-toolchain example-transforms examples run test test-unit test-fuzz test-e2e bench bench-micro vet clean
 
 all: build
 
@@ -62,6 +62,28 @@ build/examples/uppercase.wasm: examples/transforms/uppercase/uppercase.c
 	@mkdir -p $(@D)
 	clang --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -o $@ $<
 
+# The example plugins of examples/plugins, one per lean SDK and one in bare WebAssembly text (see
+# examples/plugins/README.md): build/examples/{csv,mask,haskey,uppercase}.wasm. The AssemblyScript
+# compiler comes from sdk/assemblyscript (npm ci --prefix sdk/assemblyscript).
+CFLAGS_WASM := --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -Wall -Werror
+examples: build/examples/csv.wasm build/examples/mask.wasm build/examples/haskey.wasm build/examples/uppercase.wasm
+
+build/examples/csv.wasm: examples/plugins/csv/csv.c sdk/c/wasmconnect.c sdk/c/wasmconnect.h
+	@mkdir -p $(@D)
+	clang $(CFLAGS_WASM) -I sdk/c -o $@ examples/plugins/csv/csv.c sdk/c/wasmconnect.c
+
+sdk/assemblyscript/node_modules: sdk/assemblyscript/package-lock.json
+	npm ci --prefix sdk/assemblyscript --no-audit --no-fund --loglevel=error
+
+build/examples/mask.wasm: examples/plugins/mask/assembly/index.ts $(wildcard sdk/assemblyscript/assembly/*.ts) | sdk/assemblyscript/node_modules
+	@mkdir -p $(@D)
+	cd examples/plugins/mask && node ../../../sdk/assemblyscript/node_modules/assemblyscript/bin/asc.js assembly/index.ts \
+		-O3 --runtime minimal --noAssert --use abort=../../../sdk/assemblyscript/assembly/abi/wcAbort -o ../../../$@
+
+build/examples/haskey.wasm: examples/plugins/haskey/haskey.wat
+	@mkdir -p $(@D)
+	wat2wasm $< -o $@
+
 # Embedded broker + worker + the example connectors, REST on http://127.0.0.1:8083.
 # With POSTGRES_URL=jdbc:postgresql://host:port/db, also the datagen -> PostgreSQL example
 # (examples/postgres): the worker is granted that address and reconciles both directories, as the
@@ -82,7 +104,7 @@ else
 endif
 
 # Unit tests, then end-to-end tests against broker and worker processes.
-test: build $(TESTWASM) test-unit test-fuzz test-e2e
+test: build $(TESTWASM) examples test-unit test-fuzz test-e2e
 
 # Every package's own tests, in one process each: real plugins through wazero, an in-process kfake
 # broker where Kafka is needed; no worker processes. Four packages at a time: the slow ones wait on
