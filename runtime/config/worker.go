@@ -49,6 +49,12 @@ type Worker struct {
 	// exporter without rules, as Aiven) or "strimzi" (Strimzi's example exporter rules).
 	MetricsNames string
 
+	// ExactlyOnceSource is exactly.once.source.support (disabled): with enabled, source tasks
+	// write their records and offsets in one transaction each; preparing (the step of a rolling
+	// upgrade) already reads the internal topics read_committed and writes the config topic
+	// transactionally from the leader, but tasks still write at least once.
+	ExactlyOnceSource ExactlyOnce
+
 	TopicTracking      bool // topic.tracking.enable (true): KIP-558 active topics are recorded
 	TopicTrackingReset bool // topic.tracking.allow.reset (true): PUT /connectors/x/topics/reset is allowed
 
@@ -88,7 +94,7 @@ var workerKeys = []Key{
 	{Name: "offset.storage.file.filename", Doc: "a standalone worker's source offsets file"},
 	{Name: "topic.tracking.enable", Default: "true", Doc: "KIP-558 active topics"},
 	{Name: "topic.tracking.allow.reset", Default: "true", Doc: "allow resetting a connector's active topics"},
-	{Name: "exactly.once.source.support", Ignored: "exactly-once source delivery is not supported"},
+	{Name: "exactly.once.source.support", Default: "disabled", Doc: "KIP-618 exactly-once source delivery: disabled, preparing or enabled"},
 	{Name: "log.format", Default: "text", Doc: "text (key=value) or json, one object per line, for log shippers"},
 	{Name: "metrics.names", Default: "jmx", Doc: "how /metrics names Kafka Connect's series: jmx (the JMX exporter's default, as Aiven) or strimzi"},
 }
@@ -131,6 +137,16 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 	if w.MetricsNames != "jmx" && w.MetricsNames != "strimzi" {
 		p.fail("metrics.names", w.MetricsNames, "want jmx (kafka_connect_connect_worker_metrics_connector_count) or strimzi (kafka_connect_worker_connector_count)")
 	}
+	w.ExactlyOnceSource = ExactlyOnce(strings.ToLower(p.str("exactly.once.source.support")))
+	switch w.ExactlyOnceSource {
+	case ExactlyOnceDisabled, ExactlyOncePreparing, ExactlyOnceEnabled:
+	default:
+		p.fail("exactly.once.source.support", string(w.ExactlyOnceSource), "want disabled, preparing or enabled")
+	}
+	if w.ExactlyOnceSource != ExactlyOnceDisabled && mode == Standalone {
+		// As Kafka: exactly-once source delivery needs the offsets topic and zombie fencing.
+		p.fail("exactly.once.source.support", string(w.ExactlyOnceSource), "exactly-once source delivery needs a distributed worker (standalone workers support only disabled)")
+	}
 	w.TopicTracking = p.bool("topic.tracking.enable")
 	w.TopicTrackingReset = p.bool("topic.tracking.allow.reset")
 
@@ -147,6 +163,21 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// ExactlyOnce is a value of exactly.once.source.support.
+type ExactlyOnce string
+
+const (
+	ExactlyOnceDisabled  ExactlyOnce = "disabled"
+	ExactlyOncePreparing ExactlyOnce = "preparing"
+	ExactlyOnceEnabled   ExactlyOnce = "enabled"
+)
+
+// ReadCommitted reports whether the internal topics are read with isolation.level=read_committed
+// and the leader writes the config topic in transactions: preparing and enabled.
+func (e ExactlyOnce) ReadCommitted() bool {
+	return e == ExactlyOncePreparing || e == ExactlyOnceEnabled
 }
 
 // RESTAddr returns the address the REST server listens on (the first listener).

@@ -137,3 +137,37 @@ func TestPluginNetAllow(t *testing.T) {
 		t.Fatalf("bad plugin.net.allow: %v", err)
 	}
 }
+
+func TestExactlyOnceSourceSupport(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		mode  Mode
+		want  ExactlyOnce
+		err   string
+	}{
+		{"", Distributed, ExactlyOnceDisabled, ""},
+		{"Enabled", Distributed, ExactlyOnceEnabled, ""},
+		{"preparing", Distributed, ExactlyOncePreparing, ""},
+		{"on", Distributed, "", `invalid value "on" for exactly.once.source.support: want disabled, preparing or enabled`},
+		{"enabled", Standalone, "", `exactly-once source delivery needs a distributed worker`},
+	} {
+		props := sample()
+		if tc.value != "" {
+			props["exactly.once.source.support"] = tc.value
+		}
+		if tc.mode == Standalone {
+			props["offset.storage.file.filename"] = "o"
+		}
+		w, err := Parse("w.properties", props, tc.mode)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.value, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case w.ExactlyOnceSource != tc.want:
+			t.Errorf("%q: %q, want %q", tc.value, w.ExactlyOnceSource, tc.want)
+		}
+	}
+}

@@ -39,6 +39,14 @@ type Config struct {
 	// SyncTimeout is worker.sync.timeout.ms: how long a worker may take to read the config topic up
 	// to the offset of a new assignment before it asks for another rebalance.
 	SyncTimeout time.Duration
+	// AskLeaderToFence sends the internal PUT /connectors/{name}/fence to the leader at leaderURL
+	// (exactly-once source support, see fencing.go). Nil: a worker that does not lead cannot ask,
+	// and its exactly-once source tasks wait until it leads.
+	AskLeaderToFence func(ctx context.Context, leaderURL, connector string) error
+	// ConfigTransactionalID, when set (exactly.once.source.support preparing or enabled), makes the
+	// leader write the config topic in transactions with this id (Kafka's
+	// connect-cluster-<group.id>): a new leader fences its predecessor's writer.
+	ConfigTransactionalID string
 }
 
 // Herder keeps the connectors and tasks this worker runs equal to the config topic.
@@ -58,6 +66,10 @@ type Herder struct {
 	connectors map[string]*connectorState // the connectors this worker leads (all, on the leader)
 	generation int32
 	assigned   *cluster.Allocation // what the group gave this worker; nil without a group: everything
+	fencing    map[string]bool     // connectors whose zombie fencing is under way (requestFencing)
+
+	fenceMu sync.Mutex  // one round of fencing at a time (fence)
+	claimed atomic.Bool // the config topic's leader writes are claimed (ConfigTransactionalID)
 
 	started  atomic.Bool                  // the loop is running
 	role     atomic.Pointer[role]         // leadership, for REST requests on other goroutines
@@ -104,6 +116,7 @@ func New(cfg Config) *Herder {
 		closing:    make(chan struct{}),
 		result:     make(chan generated),
 		connectors: map[string]*connectorState{},
+		fencing:    map[string]bool{},
 	}
 	if cfg.Group == nil {
 		h.role.Store(&role{leader: true})
@@ -328,6 +341,10 @@ func (h *Herder) runTasks(ctx context.Context, snap store.ConfigSnapshot) {
 		d := desired[id]
 		if running[id] {
 			h.cfg.Worker.SetPaused(id, d.paused)
+			continue
+		}
+		if h.awaitsFencing(snap, id.Connector) {
+			h.requestFencing(id.Connector)
 			continue
 		}
 		h.cfg.Worker.StartTask(id, d.connCfg, d.taskCfg, d.paused, h.taskStateFunc(id))

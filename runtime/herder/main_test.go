@@ -107,17 +107,23 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// herder returns a new herder on the env's stores, with a logger of its own levels.
-func (e *env) herder() *Herder {
-	w := worker.New(worker.Config{
+// worker returns a worker on the env's stores, with exactly.once.source.support eos.
+func (e *env) worker(eos config.ExactlyOnce) *worker.Worker {
+	return worker.New(worker.Config{
 		Worker: &config.Worker{
 			GroupID:      "connect-cluster",
 			KeyConverter: "StringConverter", ValueConverter: "StringConverter",
 			OffsetFlushInterval: time.Second, OffsetFlushTimeout: 5 * time.Second, TaskShutdownTimeout: 5 * time.Second,
+			ExactlyOnceSource: eos,
 		},
 		Host: testHost, Offsets: e.offsets, ClientOpts: []kgo.Opt{kgo.SeedBrokers(e.addrs...)},
 		Statuses: e.statuses, Logger: slog.New(slog.DiscardHandler),
 	})
+}
+
+// herder returns a new herder on the env's stores, with a logger of its own levels.
+func (e *env) herder() *Herder {
+	w := e.worker(config.ExactlyOnceDisabled)
 	return New(Config{
 		WorkerID: "w1:8083", ClusterID: "test", Worker: w,
 		Configs: e.configs, Statuses: e.statuses, Offsets: e.offsets, Admin: e.adm,

@@ -71,6 +71,7 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 		h.member.Rejoin("behind the config topic")
 		return
 	}
+	h.claimConfigWrites(ctx, a.Leader)
 	h.role.Store(&role{leader: a.Leader, leaderURL: a.LeaderURL})
 	if !a.Leader {
 		h.lastWork.Store(nil)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -56,6 +57,7 @@ type Node struct {
 	group    *kgo.Client // group membership; nil without a group
 	herder   *herder.Herder
 	server   *rest.Server
+	peers    *http.Client          // how this worker reaches the others' REST APIs (set by serveREST)
 	rec      *reconcile.Reconciler // connectors.dir's reconciler; nil without
 	recDone  chan struct{}
 
@@ -136,6 +138,9 @@ func (n *Node) internalOpts(extra ...kgo.Opt) []kgo.Opt {
 func (n *Node) openStores(ctx context.Context) error {
 	cfg := n.cfg
 	opts := store.Options{SeedBrokers: cfg.BootstrapServers, ClientIDPrefix: cfg.GroupID, ClientOpts: n.clients.Internal.Opts, Logger: n.log}
+	// With exactly-once source support the offsets topic holds tasks' transactions, and the
+	// config topic the leader's: what was aborted must not be applied.
+	opts.ReadCommitted = cfg.ExactlyOnceSource.ReadCommitted()
 	if n.mode == config.Standalone {
 		if cfg.OffsetFile == "" {
 			return fmt.Errorf("%s: missing required setting offset.storage.file.filename (standalone workers keep source offsets in that file)", cfg.Source)
@@ -228,7 +233,10 @@ func (n *Node) newHerder(context.Context) error {
 	hcfg := herder.Config{
 		WorkerID: n.workerID, ClusterID: n.clusterID, Worker: n.worker,
 		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: n.log,
-		SyncTimeout: cfg.Cluster.SyncTimeout, Metrics: n.metrics,
+		SyncTimeout: cfg.Cluster.SyncTimeout, Metrics: n.metrics, AskLeaderToFence: n.askLeaderToFence,
+	}
+	if n.mode == config.Distributed && cfg.ExactlyOnceSource.ReadCommitted() {
+		hcfg.ConfigTransactionalID = "connect-cluster-" + cfg.GroupID
 	}
 	if n.mode == config.Distributed {
 		clientID := cfg.ClientID
@@ -270,6 +278,7 @@ func (n *Node) serveREST(context.Context) error {
 	if n.rec != nil {
 		served = reconcilingHerder{n.herder, n.rec}
 	}
+	n.peers = setup.Client
 	fwd := &rest.Forwarder{Client: setup.Client, Key: n.herder.SessionKey}
 	n.server = rest.New(served, append(setup.Options,
 		rest.WithTopicTracking(n.cfg.TopicTracking, n.cfg.TopicTrackingReset),

@@ -62,6 +62,11 @@ type Herder interface {
 	// topic records to the status topic. Any worker may do it (no forwarding); answered 202. The server
 	// answers 403 itself when tracking or reset is disabled.
 	ResetConnectorTopics(ctx context.Context, name string) error
+	// FenceZombies serves the internal PUT /connectors/{name}/fence (KIP-618), which a worker about
+	// to start exactly-once source tasks sends to the leader: the leader fences the transactional
+	// producers of the connector's previous generation of tasks and records the new task count.
+	// Leader only (forwarded); 404 for an unknown connector, 400 for a sink. Answered 204.
+	FenceZombies(ctx context.Context, name string) error
 
 	// ConnectorOffsets returns a connector's committed offsets (GET /connectors/{name}/offsets, KIP-875),
 	// in any state: for a source connector, every partition of its own in the offsets topic (the

@@ -47,6 +47,18 @@ func (s *Server) resetTopics(ctx context.Context, c call) (response, error) {
 	return response{status: http.StatusAccepted}, nil
 }
 
+// PUT /connectors/{name}/fence (KIP-618), internal: only another worker's signed request is served,
+// as in Kafka, where an unsigned one is a 400 "Internal request missing required signature".
+func (s *Server) fenceZombies(ctx context.Context, c call) (response, error) {
+	if p, _ := PrincipalFromContext(ctx); s.internalKey != nil && !p.Internal {
+		return response{}, connect.BadRequest("Internal request missing required signature")
+	}
+	if err := s.h.FenceZombies(ctx, c.ps.ByName("name")); err != nil {
+		return response{}, err
+	}
+	return response{status: http.StatusNoContent}, nil
+}
+
 // GET /connectors/{name}/offsets (KIP-875)
 func (s *Server) getOffsets(ctx context.Context, c call) (response, error) {
 	offs, err := s.h.ConnectorOffsets(ctx, c.ps.ByName("name"))

@@ -317,6 +317,11 @@ func (f *fakeHerder) ConnectorTopics(ctx context.Context, name string) ([]string
 	return c.topics, nil
 }
 
+func (f *fakeHerder) FenceZombies(ctx context.Context, name string) error {
+	f.record(ctx, "FenceZombies", name)
+	return nil
+}
+
 func (f *fakeHerder) ResetConnectorTopics(ctx context.Context, name string) error {
 	f.record(ctx, "ResetConnectorTopics", name)
 	f.mu.Lock()

@@ -77,6 +77,7 @@ func (s *Server) routes() *httprouter.Router {
 	write(http.MethodPost, "/connectors/:name/tasks/:task/restart", s.restartTask)
 	read("/connectors/:name/topics", s.getTopics)
 	write(http.MethodPut, "/connectors/:name/topics/reset", s.resetTopics)
+	write(http.MethodPut, "/connectors/:name/fence", s.fenceZombies)
 	read("/connectors/:name/offsets", s.getOffsets)
 	body(http.MethodPatch, "/connectors/:name/offsets", s.alterOffsets)
 	write(http.MethodDelete, "/connectors/:name/offsets", s.resetOffsets)

@@ -255,3 +255,21 @@ func TestForwardedResponseWritten(t *testing.T) {
 		t.Errorf("%d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 }
+
+// PUT /connectors/{name}/fence is for workers only (KIP-618): an admin user's request is refused
+// as Kafka refuses an unsigned one; the leader's signed request reaches the herder.
+func TestFenceIsInternalOnly(t *testing.T) {
+	hs := newHarness(t, WithAuth(testAuth(t)), WithInternalKey(func() []byte { return testKey }))
+	if r := hs.send("PUT", "/connectors/src/fence", "", basic("alice", "alice-pw")); r.code != 400 || r.body != errJSON(400, "Internal request missing required signature") {
+		t.Errorf("admin user: %d %s", r.code, r.body)
+	}
+	if len(hs.h.calls) != 0 {
+		t.Errorf("herder called for an unsigned request: %v", hs.h.calls)
+	}
+	if r := hs.signed("PUT", "/connectors/src/fence?forward=true", "", testKey, nil); r.code != 204 {
+		t.Errorf("signed: %d %s", r.code, r.body)
+	}
+	if c := hs.h.lastCall(); c != "FenceZombies src" {
+		t.Errorf("herder call %q", c)
+	}
+}

@@ -24,6 +24,10 @@ func (Unimplemented) ConnectorTopics(context.Context, string) ([]string, error) 
 	return nil, notImplemented("GET /connectors/{name}/topics")
 }
 
+func (Unimplemented) FenceZombies(context.Context, string) error {
+	return notImplemented("PUT /connectors/{name}/fence")
+}
+
 func (Unimplemented) ResetConnectorTopics(context.Context, string) error {
 	return notImplemented("PUT /connectors/{name}/topics/reset")
 }

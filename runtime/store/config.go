@@ -96,6 +96,13 @@ type ConfigSnapshot struct {
 	// records (KIP-618) written by exactly-once leaders.
 	TaskCountRecords map[string]int
 
+	// PendingFencing holds the connectors whose last task commit came
+	// after their last tasks-fencing record: with exactly-once support,
+	// their tasks may not start until the leader has fenced the previous
+	// generation's producers and recorded the new task count, as Kafka's
+	// ClusterConfigState.pendingFencing.
+	PendingFencing map[string]struct{}
+
 	// SessionKey is the latest session key, or nil.
 	SessionKey *SessionKey
 
@@ -157,6 +164,7 @@ const (
 	RestartRequested                             // a restart request was written
 	SessionKeyChanged                            // a new session key was written
 	LoggerLevelChanged                           // a cluster-wide logger level was written
+	TaskCountRecorded                            // a tasks-fencing record was written (KIP-618)
 )
 
 func (k ChangeKind) String() string {
@@ -175,6 +183,8 @@ func (k ChangeKind) String() string {
 		return "session-key"
 	case LoggerLevelChanged:
 		return "logger-level"
+	case TaskCountRecorded:
+		return "task-count"
 	default:
 		return "ChangeKind(" + strconv.Itoa(int(k)) + ")"
 	}
@@ -223,6 +233,7 @@ type ConfigStore struct {
 	deferred     map[string]map[int]map[string]string
 	inconsistent map[string]struct{}
 	taskCounts   map[string]int
+	pending      map[string]struct{} // PendingFencing
 	sessionKey   *SessionKey
 	loggerLevels map[string]string
 	skipped      map[string]SkippedRecord // by key
@@ -259,6 +270,7 @@ func newConfigStore(o Options, topic string) *ConfigStore {
 		deferred:     make(map[string]map[int]map[string]string),
 		inconsistent: make(map[string]struct{}),
 		taskCounts:   make(map[string]int),
+		pending:      make(map[string]struct{}),
 		loggerLevels: make(map[string]string),
 		skipped:      make(map[string]SkippedRecord),
 	}
@@ -318,6 +330,7 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 		Tasks:            make(map[string][]map[string]string, len(s.tasks)),
 		Inconsistent:     maps.Clone(s.inconsistent),
 		TaskCountRecords: maps.Clone(s.taskCounts),
+		PendingFencing:   maps.Clone(s.pending),
 		LoggerLevels:     maps.Clone(s.loggerLevels),
 	}
 	for name, cfg := range s.connectors {
@@ -351,7 +364,7 @@ func (s *ConfigStore) PutConnectorConfig(ctx context.Context, name string, cfg m
 	if name == "" {
 		return errors.New("writing connector config: empty connector name")
 	}
-	if err := s.log.Write(ctx, Record{[]byte(connectorKeyPrefix + name), connectorValue(cfg)}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(connectorKeyPrefix + name), connectorValue(cfg)}); err != nil {
 		return fmt.Errorf("writing config of connector %q: %w", name, err)
 	}
 	return nil
@@ -374,7 +387,7 @@ func (s *ConfigStore) CreateConnector(ctx context.Context, name string, cfg map[
 		recs = append(recs, Record{[]byte(targetStateKeyPrefix + name), targetStateValue(initial)})
 	}
 	recs = append(recs, Record{[]byte(connectorKeyPrefix + name), connectorValue(cfg)})
-	if err := s.log.Write(ctx, recs...); err != nil {
+	if err := s.leaderWrite(ctx, recs...); err != nil {
 		return fmt.Errorf("creating connector %q: %w", name, err)
 	}
 	return nil
@@ -409,12 +422,57 @@ func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, tasks []m
 		for i, t := range tasks {
 			recs[i] = Record{[]byte(taskKeyPrefix + name + "-" + strconv.Itoa(i)), connectorValue(t)}
 		}
-		if err := s.log.Write(ctx, recs...); err != nil {
+		if err := s.leaderWrite(ctx, recs...); err != nil {
 			return fmt.Errorf("writing task configs of connector %q: %w", name, err)
 		}
 	}
-	if err := s.log.Write(ctx, Record{[]byte(commitKeyPrefix + name), commitValue(len(tasks))}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(commitKeyPrefix + name), commitValue(len(tasks))}); err != nil {
 		return fmt.Errorf("committing %d task configs of connector %q: %w", len(tasks), name, err)
+	}
+	return nil
+}
+
+// exclusiveWriter is a log whose leader writes can be transactional (Log; not the memory log).
+type exclusiveWriter interface {
+	WriteExclusive(ctx context.Context, recs ...Record) error
+	ClaimWrites(ctx context.Context, transactionalID string) error
+	ReleaseWrites()
+}
+
+// leaderWrite writes records only the leader writes: in a transaction once ClaimWrites was called.
+func (s *ConfigStore) leaderWrite(ctx context.Context, recs ...Record) error {
+	if w, ok := s.log.(exclusiveWriter); ok {
+		return w.WriteExclusive(ctx, recs...)
+	}
+	return s.log.Write(ctx, recs...)
+}
+
+// ClaimWrites makes this worker's leader writes transactional with transactionalID (Kafka's
+// connect-cluster-<group.id>), fencing the previous leader's writer. The memory store ignores it.
+func (s *ConfigStore) ClaimWrites(ctx context.Context, transactionalID string) error {
+	if w, ok := s.log.(exclusiveWriter); ok {
+		return w.ClaimWrites(ctx, transactionalID)
+	}
+	return nil
+}
+
+// ReleaseWrites ends ClaimWrites (the worker is no longer the leader).
+func (s *ConfigStore) ReleaseWrites() {
+	if w, ok := s.log.(exclusiveWriter); ok {
+		w.ReleaseWrites()
+	}
+}
+
+// PutTaskCount writes the tasks-fencing-<name> record {"task-count":n}: the leader has fenced the
+// producers of the connector's previous generation of tasks, whose new generation has n tasks
+// (KIP-618).
+func (s *ConfigStore) PutTaskCount(ctx context.Context, name string, n int) error {
+	if name == "" {
+		return errors.New("writing task count: empty connector name")
+	}
+	v := []byte(`{"task-count":` + strconv.Itoa(n) + `}`)
+	if err := s.leaderWrite(ctx, Record{[]byte(taskCountKeyPrefix + name), v}); err != nil {
+		return fmt.Errorf("writing task count record of connector %q: %w", name, err)
 	}
 	return nil
 }
@@ -426,7 +484,7 @@ func (s *ConfigStore) RemoveConnector(ctx context.Context, name string) error {
 	if name == "" {
 		return errors.New("removing connector: empty connector name")
 	}
-	err := s.log.Write(ctx,
+	err := s.leaderWrite(ctx,
 		Record{Key: []byte(connectorKeyPrefix + name)},
 		Record{Key: []byte(targetStateKeyPrefix + name)},
 	)
@@ -442,7 +500,7 @@ func (s *ConfigStore) PutRestartRequest(ctx context.Context, req RestartRequest)
 	if req.Connector == "" {
 		return errors.New("writing restart request: empty connector name")
 	}
-	if err := s.log.Write(ctx, Record{[]byte(restartKeyPrefix + req.Connector), restartValue(req)}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(restartKeyPrefix + req.Connector), restartValue(req)}); err != nil {
 		return fmt.Errorf("writing restart request for connector %q: %w", req.Connector, err)
 	}
 	return nil
@@ -450,7 +508,7 @@ func (s *ConfigStore) PutRestartRequest(ctx context.Context, req RestartRequest)
 
 // PutSessionKey writes a new session key.
 func (s *ConfigStore) PutSessionKey(ctx context.Context, key SessionKey) error {
-	if err := s.log.Write(ctx, Record{[]byte(sessionKeyKey), sessionKeyValue(key)}); err != nil {
+	if err := s.leaderWrite(ctx, Record{[]byte(sessionKeyKey), sessionKeyValue(key)}); err != nil {
 		return fmt.Errorf("writing session key: %w", err)
 	}
 	return nil
@@ -609,6 +667,7 @@ func (s *ConfigStore) applyConnector(name string, value []byte) error {
 		delete(s.tasks, name)
 		delete(s.deferred, name)
 		delete(s.inconsistent, name)
+		delete(s.pending, name)
 		// Deleting a connector also clears the records about it that could not be read.
 		maps.DeleteFunc(s.skipped, func(_ string, r SkippedRecord) bool { return r.Connector == name })
 		s.notify(Change{Kind: ConnectorRemoved, Connector: name})
@@ -696,6 +755,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) error {
 	}
 	s.tasks[name] = tasks
 	delete(s.inconsistent, name)
+	s.pending[name] = struct{}{}
 	s.notify(Change{Kind: TaskConfigsChanged, Connector: name, Tasks: ids})
 	return nil
 }
@@ -730,6 +790,8 @@ func (s *ConfigStore) applyTaskCount(name string, value []byte) error {
 		return fmt.Errorf("task count record of connector %q: %w", name, err)
 	}
 	s.taskCounts[name] = int(n)
+	delete(s.pending, name)
+	s.notify(Change{Kind: TaskCountRecorded, Connector: name})
 	return nil
 }
 

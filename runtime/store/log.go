@@ -33,6 +33,12 @@ type Options struct {
 
 	// Logger receives store log lines. Nil discards them.
 	Logger *slog.Logger
+
+	// ReadCommitted reads the topics with isolation.level=read_committed, as Kafka Connect does
+	// when exactly.once.source.support is preparing or enabled: records of transactions that were
+	// aborted (a zombie task's, a deposed leader's) are never applied, and reading "to the end"
+	// means to the last stable offset.
+	ReadCommitted bool
 }
 
 func (o Options) logger() *slog.Logger {
@@ -48,12 +54,13 @@ func (o Options) logConfig(topic TopicSpec, suffix string, handle func(*kgo.Reco
 		prefix = "connect"
 	}
 	return LogConfig{
-		Topic:       topic,
-		SeedBrokers: o.SeedBrokers,
-		ClientID:    prefix + "-" + suffix,
-		ClientOpts:  o.ClientOpts,
-		Logger:      o.logger(),
-		Handler:     handle,
+		Topic:         topic,
+		SeedBrokers:   o.SeedBrokers,
+		ClientID:      prefix + "-" + suffix,
+		ClientOpts:    o.ClientOpts,
+		Logger:        o.logger(),
+		Handler:       handle,
+		ReadCommitted: o.ReadCommitted,
 	}
 }
 
@@ -77,6 +84,9 @@ type LogConfig struct {
 	// writing to it and waiting for the write to be read back): the log
 	// cannot consume anything else until it returns.
 	Handler func(*kgo.Record)
+
+	// ReadCommitted consumes with isolation.level=read_committed (see Options.ReadCommitted).
+	ReadCommitted bool
 }
 
 // Record is a key and value to write to a Log. A nil Value is a tombstone.
@@ -114,6 +124,11 @@ type Log struct {
 	advanced chan struct{}
 	// stopped is set, with the reason, when the consume loop ended.
 	stopped error
+
+	// txnMu guards txn, the transactional producer of a worker that claimed the log's writes
+	// (ClaimWrites); nil: WriteExclusive writes as Write does.
+	txnMu sync.Mutex
+	txn   *kgo.Client
 }
 
 // NewLog returns a log for cfg. It does no I/O until Start.
@@ -173,6 +188,9 @@ func (l *Log) Start(ctx context.Context) error {
 		// the limit.
 		kgo.ProducerBatchMaxBytesFn(func(string) int32 { return l.maxRecord.Load() }),
 	}
+	if l.cfg.ReadCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
 	cl, err := kgo.NewClient(append(opts, l.cfg.ClientOpts...)...)
 	if err != nil {
 		return fmt.Errorf("creating client %q for topic %q: %w", l.cfg.ClientID, l.Topic(), err)
@@ -222,6 +240,7 @@ func (l *Log) checkSizes(recs []Record) error {
 // Close stops consuming and closes the client. Writes and waits in progress
 // fail.
 func (l *Log) Close() {
+	l.ReleaseWrites()
 	if l.cancel != nil {
 		l.cancel()
 		<-l.done
@@ -293,7 +312,13 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 func (l *Log) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	backoff := 50 * time.Millisecond
 	for {
-		ends, err := l.adm.ListEndOffsets(ctx, l.Topic())
+		list := l.adm.ListEndOffsets
+		if l.cfg.ReadCommitted {
+			// The end a read_committed consumer reaches: the last stable offset. An open
+			// transaction (a task's, until it commits or is fenced) holds it back.
+			list = l.adm.ListCommittedOffsets
+		}
+		ends, err := list(ctx, l.Topic())
 		if err == nil {
 			err = ends.Error()
 		}
@@ -343,6 +368,89 @@ func (l *Log) waitFor(ctx context.Context, want map[int32]int64) error {
 	}
 }
 
+// ClaimWrites makes WriteExclusive write in transactions with transactionalID, as Kafka Connect's
+// leader writes the config topic with exactly-once support on: initializing the producer fences
+// the previous holder of the id (a deposed leader), whose later writes then fail instead of
+// landing after the new leader's.
+func (l *Log) ClaimWrites(ctx context.Context, transactionalID string) error {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(l.cfg.SeedBrokers...),
+		kgo.ClientID(l.cfg.ClientID + "-leader"),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DefaultProduceTopic(l.Topic()),
+		kgo.ProducerBatchMaxBytesFn(func(string) int32 { return l.maxRecord.Load() }),
+		kgo.TransactionalID(transactionalID),
+	}
+	cl, err := kgo.NewClient(append(opts, l.cfg.ClientOpts...)...)
+	if err != nil {
+		return fmt.Errorf("creating the transactional writer of internal topic %q: %w", l.Topic(), err)
+	}
+	if _, _, err := cl.ProducerID(ctx); err != nil {
+		cl.Close()
+		return fmt.Errorf("initializing transactional.id %s for internal topic %q: %w", transactionalID, l.Topic(), err)
+	}
+	l.txnMu.Lock()
+	old := l.txn
+	l.txn = cl
+	l.txnMu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// ReleaseWrites drops the transactional writer (the worker is no longer the leader).
+func (l *Log) ReleaseWrites() {
+	l.txnMu.Lock()
+	old := l.txn
+	l.txn = nil
+	l.txnMu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// WriteExclusive is Write for the writes only the leader makes: in one transaction when the log's
+// writes were claimed (ClaimWrites), so that a deposed leader that was fenced cannot write.
+func (l *Log) WriteExclusive(ctx context.Context, recs ...Record) error {
+	want, err := l.sendExclusive(ctx, recs)
+	if err != nil {
+		return err
+	}
+	if want == nil {
+		return l.Write(ctx, recs...) // not claimed
+	}
+	return l.waitFor(ctx, want)
+}
+
+// sendExclusive writes recs in one transaction of the claimed writer and returns, per partition,
+// the offset after the last one; nil offsets when the writes are not claimed.
+func (l *Log) sendExclusive(ctx context.Context, recs []Record) (map[int32]int64, error) {
+	l.txnMu.Lock()
+	defer l.txnMu.Unlock()
+	if l.txn == nil || len(recs) == 0 {
+		return nil, nil
+	}
+	if err := l.txn.BeginTransaction(); err != nil {
+		return nil, fmt.Errorf("writing to internal topic %q: %w", l.Topic(), err)
+	}
+	want, err := l.sendWith(ctx, l.txn, recs)
+	commit := kgo.TryCommit
+	if err != nil {
+		commit = kgo.TryAbort
+	}
+	if eerr := l.txn.EndTransaction(ctx, commit); eerr != nil && err == nil {
+		err = fmt.Errorf("committing the write to internal topic %q: %w", l.Topic(), eerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if want == nil {
+		want = map[int32]int64{}
+	}
+	return want, nil
+}
+
 // Send writes one record and returns once the brokers acknowledged it
 // (acks=all). It does not wait for the record to be read back.
 func (l *Log) Send(ctx context.Context, key, value []byte) error {
@@ -364,7 +472,12 @@ func (l *Log) Write(ctx context.Context, recs ...Record) error {
 // send produces recs and returns, per partition, the offset after the last
 // one written.
 func (l *Log) send(ctx context.Context, recs []Record) (map[int32]int64, error) {
-	if l.cl == nil {
+	return l.sendWith(ctx, l.cl, recs)
+}
+
+// sendWith is send with the producer cl (the log's own, or its transactional writer).
+func (l *Log) sendWith(ctx context.Context, cl *kgo.Client, recs []Record) (map[int32]int64, error) {
+	if cl == nil {
 		return nil, fmt.Errorf("writing to internal topic %q: the store is not started", l.Topic())
 	}
 	if len(recs) == 0 {
@@ -381,7 +494,7 @@ func (l *Log) send(ctx context.Context, recs []Record) (map[int32]int64, error) 
 	)
 	wg.Add(len(recs))
 	for _, rec := range recs {
-		l.cl.Produce(ctx, &kgo.Record{Key: rec.Key, Value: rec.Value}, func(r *kgo.Record, err error) {
+		cl.Produce(ctx, &kgo.Record{Key: rec.Key, Value: rec.Value}, func(r *kgo.Record, err error) {
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
@@ -401,7 +514,7 @@ func (l *Log) send(ctx context.Context, recs []Record) (map[int32]int64, error) 
 	}
 	// Records wait out the producer linger; flushing sends them now and,
 	// as they are all buffered, together.
-	if err := l.cl.Flush(ctx); err != nil {
+	if err := cl.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("writing to internal topic %q: %w", l.Topic(), err)
 	}
 	wg.Wait()

@@ -241,6 +241,7 @@ func canonicalOffsetObject(data []byte) ([]byte, error) {
 // can share it.
 type OffsetStore struct {
 	log    recordLog
+	topic  string
 	logger *slog.Logger
 
 	mu  sync.Mutex
@@ -250,7 +251,7 @@ type OffsetStore struct {
 // NewOffsetStore returns an offset store over topic. It does no I/O until
 // Start.
 func NewOffsetStore(o Options, topic TopicSpec) *OffsetStore {
-	s := &OffsetStore{logger: o.logger().With("topic", topic.Name)}
+	s := &OffsetStore{topic: topic.Name, logger: o.logger().With("topic", topic.Name)}
 	s.log = NewLog(o.logConfig(topic, "offsets", s.apply))
 	return s
 }
@@ -292,6 +293,24 @@ func (s *OffsetStore) Put(ctx context.Context, connector string, entries []Offse
 		return fmt.Errorf("writing %d offsets of connector %q: %w", len(entries), connector, err)
 	}
 	return nil
+}
+
+// Records returns the records that store entries in the offsets topic, for a writer that produces
+// them itself: a source task with exactly-once support writes them in its own transaction, next
+// to the records they are the offsets of. The records carry the topic; the key partitions them
+// as Put would.
+func (s *OffsetStore) Records(connector string, entries []OffsetEntry) ([]*kgo.Record, error) {
+	s.mu.Lock()
+	recs, err := s.idx.records(connector, entries)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("writing offsets of connector %q: %w", connector, err)
+	}
+	out := make([]*kgo.Record, len(recs))
+	for i, r := range recs {
+		out[i] = &kgo.Record{Topic: s.topic, Key: r.Key, Value: r.Value}
+	}
+	return out, nil
 }
 
 func (s *OffsetStore) apply(r *kgo.Record) {

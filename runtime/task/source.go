@@ -39,6 +39,9 @@ type SourceConfig struct {
 	// ActiveTopics learns each topic the task writes to, once the first record written to it is
 	// acknowledged (topic.tracking.enable). Nil: topics are not tracked.
 	ActiveTopics TopicRecorder
+	// Transactions makes the task exactly-once; Producer must then be transactional and Offsets
+	// is not used. Nil: at least once, offsets flushed every FlushInterval.
+	Transactions *Transactions
 }
 
 // Source runs one source task.
@@ -58,6 +61,7 @@ type Source struct {
 	produceErr error
 	// offsets that were committable but whose write failed; retried on the next flush.
 	unflushed map[string][]byte
+	txn       *txn // nil: at least once
 }
 
 // NewSource returns a source task; Run starts it.
@@ -69,12 +73,16 @@ func NewSource(cfg SourceConfig) *Source {
 		cfg.OnState = func(connect.State, string) {}
 	}
 	cfg.Errors.metrics = cfg.Metrics
-	return &Source{
+	s := &Source{
 		cfg:    cfg,
 		ctl:    newControl(cfg.Paused),
 		log:    cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
 		topics: newTopicSet(cfg.ActiveTopics),
 	}
+	if cfg.Transactions != nil {
+		s.txn = &txn{cfg: cfg.Transactions}
+	}
+	return s
 }
 
 // SetPaused pauses or resumes the task.
@@ -114,16 +122,30 @@ func (s *Source) Run(ctx context.Context) error {
 	deadline.Stop()
 	stopCtx, cancel := context.WithTimeout(context.Background(), s.cfg.FlushTimeout)
 	defer cancel()
-	if ferr := s.cfg.Producer.Flush(stopCtx); ferr != nil && err == nil {
-		err = fmt.Errorf("flushing records on stop: %w", ferr)
-	}
-	if cerr := s.commitOffsets(stopCtx); cerr != nil && err == nil {
-		err = cerr
+	if ferr := s.flushAndCommit(stopCtx, err != nil); ferr != nil && err == nil {
+		err = ferr
 	}
 	if err != nil {
 		s.cfg.OnState(connect.StateFailed, err.Error())
 	}
 	return err
+}
+
+// flushAndCommit writes what was produced and commits its offsets on a stop: the last transaction
+// with exactly-once support, else a flush and an offset commit. A task that failed aborts its
+// transaction instead (its records must not become visible without their offsets).
+func (s *Source) flushAndCommit(ctx context.Context, failed bool) error {
+	if s.txn != nil {
+		if failed {
+			s.abortTransaction()
+			return nil
+		}
+		return s.commitTransaction(ctx)
+	}
+	if err := s.cfg.Producer.Flush(ctx); err != nil {
+		return fmt.Errorf("flushing records on stop: %w", err)
+	}
+	return s.commitOffsets(ctx)
 }
 
 // closeStages waits until the stages have handled every batch sent to them and ends them.
@@ -179,6 +201,13 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 			}
 			return
 		}
+		if s.txn != nil {
+			if err := s.commitTransaction(ctx); err != nil && ctx.Err() == nil {
+				failed = err
+			}
+			lastFlush = time.Now()
+			return
+		}
 		fctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
 		defer cancel()
 		if err := s.cfg.Producer.Flush(fctx); err != nil {
@@ -206,7 +235,18 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 		if err := s.failure(); err != nil {
 			return err
 		}
-		if time.Since(lastFlush) >= s.cfg.FlushInterval {
+		if s.txn != nil {
+			// Offsets are committed with each transaction; an interval that ended while the
+			// plugin had nothing new is committed here.
+			if s.intervalDue() {
+				if err := s.drainStages(ctx); err != nil {
+					return err
+				}
+				if err := s.commitTransaction(ctx); err != nil {
+					return err
+				}
+			}
+		} else if time.Since(lastFlush) >= s.cfg.FlushInterval {
 			if err := s.commitOffsets(ctx); err != nil {
 				s.log.Warn("offset commit failed; will retry", "err", err)
 			}
@@ -322,6 +362,15 @@ func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
 			produced++
 		}
 	}
+	if s.txn != nil {
+		return s.produceInTransaction(ctx, func() error { return s.produceBatch(polled, recs, bad, keys, values, produced) })
+	}
+	return s.produceBatch(polled, recs, bad, keys, values, produced)
+}
+
+// produceBatch hands a converted batch's records to the producer and tracks its offsets until
+// every record is acknowledged.
+func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, values [][]byte, produced int) error {
 	b := s.acks.submit(polled, produced)
 	s.cfg.Metrics.SourceSubmitted(produced)
 	promise := func(_ *kgo.Record, err error) {

@@ -92,6 +92,9 @@ func (w *Worker) ValidateConfig(ctx context.Context, cfg map[string]string) (con
 		sinkRules(v, cfg)
 		w.sinkGroupRule(v, cfg)
 	}
+	if typ == connect.TypeSource {
+		w.exactlyOnceRule(v, cfg)
+	}
 	w.clientOverrideRule(v, cfg, typ)
 	w.netAllowRule(ctx, v, cfg)
 	v.groups = v.definedGroups()

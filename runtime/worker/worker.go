@@ -268,7 +268,18 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		return fail(err)
 	}
 
+	var producer *kgo.Client
+	var txns *task.Transactions
 	if typ == connect.TypeSource {
+		if producer, txns, err = w.sourceProducer(id, connCfg); err != nil {
+			return fail(err)
+		}
+		defer producer.Close()
+		if txns != nil {
+			if err := fenceOnStart(ctx, producer, id); err != nil {
+				return fail(err)
+			}
+		}
 		// Another worker may have run this task until a moment ago: read its last offsets first.
 		if err := w.offsets.ReadToEnd(ctx); err != nil {
 			return fail(fmt.Errorf("reading source offsets: %w", err))
@@ -310,21 +321,12 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	r.mu.Unlock()
 	switch typ {
 	case connect.TypeSource:
-		settings, err := w.client(id, connCfg, kafkaclient.Producer)
-		if err != nil {
-			return fail(err)
-		}
-		producer, err := kgo.NewClient(slices.Concat(w.opts, task.ProducerOpts(),
-			[]kgo.Opt{kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", id.Connector, id.Task))}, settings.Opts)...)
-		if err != nil {
-			return fail(fmt.Errorf("creating producer: %w", err))
-		}
-		defer producer.Close()
 		src := task.NewSource(task.SourceConfig{
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv, Producer: producer,
 			Chain: chain, Errors: policy,
 			Offsets: offsetWriter{w.offsets}, FlushInterval: w.cfg.OffsetFlushInterval, FlushTimeout: w.cfg.OffsetFlushTimeout,
 			Paused: paused, OnState: onState, Metrics: m, Logger: w.log, ActiveTopics: w.activeTopics(id),
+			Transactions: txns,
 		})
 		w.attach(r, src)
 		started = true
@@ -353,6 +355,33 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		w.metrics.TaskStartup(true)
 		return sink.Run(ctx)
 	}
+}
+
+// sourceProducer creates a source task's producer: transactional, with how the task commits, when
+// the worker runs source tasks exactly-once.
+func (w *Worker) sourceProducer(id connect.TaskID, connCfg map[string]string) (*kgo.Client, *task.Transactions, error) {
+	settings, err := w.client(id, connCfg, kafkaclient.Producer)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := slices.Concat(w.opts, task.ProducerOpts(),
+		[]kgo.Opt{kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", id.Connector, id.Task))}, settings.Opts)
+	var txns *task.Transactions
+	if w.ExactlyOnce() {
+		offsets, ok := w.offsets.(*store.OffsetStore)
+		if !ok {
+			return nil, nil, fmt.Errorf("task %s: exactly-once source delivery needs the offsets topic", id)
+		}
+		if txns, err = w.transactionsOf(connCfg, offsets); err != nil {
+			return nil, nil, fmt.Errorf("connector %s: %w", id.Connector, err)
+		}
+		opts = append(opts, kgo.TransactionalID(TransactionalID(w.cfg.GroupID, id)))
+	}
+	producer, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating producer: %w", err)
+	}
+	return producer, txns, nil
 }
 
 // client returns the settings of a task's client of the role: the worker's producer.*,
