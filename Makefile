@@ -1,11 +1,11 @@
 # wasmconnect: a Kafka Connect worker whose plugins are WebAssembly modules.
 GO       ?= go
 BIN      := bin/wasmconnect
-PLUGINS  := file datagen converters transforms
+PLUGINS  := file datagen http converters transforms jdbc
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
-# Rust modules (plugins/file, plugins/datagen) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
+# Rust modules (plugins/file, plugins/datagen, plugins/converters, plugins/transforms) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
 # standard library (rustc libstd-rust-dev-wasm32 lld-14); flags as wasmhost/pluginbuild's RustFlags.
 RUSTC    ?= /usr/bin/rustc
 RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
@@ -13,7 +13,7 @@ RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=f
 RUSTSDK  := build/rust/libwasmconnect.rlib
 RUSTPKGS := rustc libstd-rust-dev-wasm32 lld-14
 
-.PHONY: all build plugins rust-toolchain example-transforms run test test-unit test-fuzz test-e2e bench bench-micro vet clean
+.PHONY: all build plugins rust-toolchain example-transforms examples run test test-unit test-fuzz test-e2e bench bench-micro vet clean
 
 all: build
 
@@ -44,7 +44,7 @@ $(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile | rust-toolchain
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type rlib --crate-name wasmconnect -o $@ sdk/rust/src/lib.rs
 
-RUSTPLUGINS := file datagen
+RUSTPLUGINS := file datagen converters transforms
 
 .SECONDEXPANSION:
 $(RUSTPLUGINS:%=build/plugins/%.wasm): build/plugins/%.wasm: $(RUSTSDK) $$(wildcard plugins/%/src/*.rs) Makefile
@@ -62,19 +62,59 @@ build/examples/uppercase.wasm: examples/transforms/uppercase/uppercase.c
 	@mkdir -p $(@D)
 	clang --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -o $@ $<
 
+# The example plugins of examples/plugins, one per lean SDK and one in bare WebAssembly text (see
+# examples/plugins/README.md): build/examples/{csv,mask,haskey,uppercase}.wasm. The AssemblyScript
+# compiler comes from sdk/assemblyscript (npm ci --prefix sdk/assemblyscript).
+CFLAGS_WASM := --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -Wall -Werror
+examples: build/examples/csv.wasm build/examples/mask.wasm build/examples/haskey.wasm build/examples/uppercase.wasm
+
+build/examples/csv.wasm: examples/plugins/csv/csv.c sdk/c/wasmconnect.c sdk/c/wasmconnect.h
+	@mkdir -p $(@D)
+	clang $(CFLAGS_WASM) -I sdk/c -o $@ examples/plugins/csv/csv.c sdk/c/wasmconnect.c
+
+sdk/assemblyscript/node_modules: sdk/assemblyscript/package-lock.json
+	npm ci --prefix sdk/assemblyscript --no-audit --no-fund --loglevel=error
+
+build/examples/mask.wasm: examples/plugins/mask/assembly/index.ts $(wildcard sdk/assemblyscript/assembly/*.ts) | sdk/assemblyscript/node_modules
+	@mkdir -p $(@D)
+	cd examples/plugins/mask && node ../../../sdk/assemblyscript/node_modules/assemblyscript/bin/asc.js assembly/index.ts \
+		-O3 --runtime minimal --noAssert --use abort=../../../sdk/assemblyscript/assembly/abi/wcAbort -o ../../../$@
+
+build/examples/haskey.wasm: examples/plugins/haskey/haskey.wat
+	@mkdir -p $(@D)
+	wat2wasm $< -o $@
+
 # Embedded broker + worker + the example connectors, REST on http://127.0.0.1:8083.
+# With POSTGRES_URL=jdbc:postgresql://host:port/db, also the datagen -> PostgreSQL example
+# (examples/postgres): the worker is granted that address and reconciles both directories, as the
+# owner "connectors" (so a run with and one without see the same connectors as theirs).
+POSTGRES_URL ?=
+POSTGRES_ADDR = $(shell echo '$(POSTGRES_URL)' | sed -E 's|^jdbc:postgresql://([^/?]*).*|\1|; /:[0-9]+$$/!s|$$|:5432|')
+RUNPG := build/run-postgres
+
 run: build
+ifeq ($(POSTGRES_URL),)
 	$(BIN) dev --config examples/dev.properties
+else
+	@rm -rf $(RUNPG) && mkdir -p $(RUNPG)/connectors
+	ln -s $(abspath $(wildcard examples/connectors/*.hcl examples/postgres/*.hcl)) $(RUNPG)/connectors/
+	{ cat examples/dev.properties; echo 'plugin.net.allow=$(POSTGRES_ADDR)'; \
+	  echo 'connectors.dir=$(RUNPG)/connectors'; echo 'connectors.owner=connectors'; } > $(RUNPG)/dev.properties
+	WASMCONNECT_VAR_postgres_url='$(POSTGRES_URL)' $(BIN) dev --config $(RUNPG)/dev.properties
+endif
 
 # Unit tests, then end-to-end tests against broker and worker processes.
-test: build $(TESTWASM) test-unit test-fuzz test-e2e
+test: build $(TESTWASM) examples test-unit test-fuzz test-e2e
 
 # Every package's own tests, in one process each: real plugins through wazero, an in-process kfake
 # broker where Kafka is needed; no worker processes. Four packages at a time: the slow ones wait on
 # group sessions and timers, not on the CPU.
+# The Go SDK (sdk/go) is a module of its own, which ./... at the root does not reach.
 test-unit:
 	$(GO) vet ./...
+	$(GO) -C sdk/go vet ./...
 	$(GO) test -count=1 -p 4 -timeout 5m ./...
+	$(GO) -C sdk/go test -count=1 -timeout 5m ./...
 
 # Every fuzz target for a short while (FUZZTIME inputs each, a count rather than a duration: a
 # duration that ends while the seed corpus is still being run is reported as a failure, "context
@@ -89,13 +129,15 @@ FUZZ := ./sdk/go/wire:FuzzDecodeRecords ./sdk/go/wire:FuzzDecodeBatches \
 	./wasmhost/internal/fuel:FuzzInstrument:2000x ./runtime/store:FuzzConfigRecords ./runtime/store:FuzzStatusRecords \
 	./runtime/store:FuzzOffsetRecords ./runtime/config:FuzzParseProperties ./hcl:FuzzParseWorkerConfig \
 	./hcl:FuzzParseConnectors:5000x ./runtime/rest:FuzzRequestBodies
-# An entry is package:target, or package:target:count for a target slower than the others.
+# An entry is package:target, or package:target:count for a target slower than the others; the
+# packages of sdk/go run in that module.
 test-fuzz:
 	@set -e; for t in $(FUZZ); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; time=$(FUZZTIME); \
 		case $$rest in *:*) time=$${rest#*:};; esac; \
 		echo "fuzz $$name ($$pkg) for $$time"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$time $$pkg; \
+		dir=.; case $$pkg in ./sdk/go/*) dir=sdk/go; pkg=./$${pkg#./sdk/go/};; esac; \
+		$(GO) -C $$dir test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$time $$pkg; \
 	done
 
 # The end-to-end tests (build tag e2e): broker and worker processes of the wasmconnect binary,
@@ -111,7 +153,8 @@ bench: build
 
 # Every package's microbenchmarks (plugin calls, conversions, the task loop).
 bench-micro: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./wasmhost/... ./sdk/go/... ./plugins/ ./plugins/transforms/
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 20m ./wasmhost/... ./plugins/ ./plugins/transforms/
+	$(GO) -C sdk/go test -run '^$$' -bench . -benchtime 3x -timeout 20m ./...
 
 clean:
 	rm -rf bin build

@@ -15,7 +15,8 @@ import (
 //   - configure adjusts the runtime once, before any module is compiled;
 //   - prepare returns the bytes to compile for a module (fuel: the instrumented module);
 //   - start bounds one call into mod (nil while the module is being instantiated) and returns the
-//     context to pass to it; the returned stop must be called when the call has returned.
+//     context to pass to it; the returned stop must be called when the call has returned, and
+//     says how much fuel the call burned (0 for a mechanism that does not count it).
 //
 // Whatever the mechanism, an aborted call must surface as a *sys.ExitError with
 // sys.ExitCodeDeadlineExceeded (or an error wrapping context.DeadlineExceeded), which is how
@@ -25,7 +26,7 @@ type cpuBound interface {
 	// setup runs once on the new runtime, before any module is compiled (fuel: its host module).
 	setup(ctx context.Context, rt wazero.Runtime) error
 	prepare(wasm []byte) ([]byte, error)
-	start(ctx context.Context, mod api.Module) (context.Context, context.CancelFunc)
+	start(ctx context.Context, mod api.Module) (context.Context, func() (fuel uint64))
 	// release forgets an instance that is being closed.
 	release(mod api.Module)
 }
@@ -50,6 +51,7 @@ func (deadlineBound) setup(context.Context, wazero.Runtime) error { return nil }
 func (deadlineBound) prepare(wasm []byte) ([]byte, error)         { return wasm, nil }
 func (deadlineBound) release(api.Module)                          {}
 
-func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d.timeout)
+func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context, func() uint64) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	return ctx, func() uint64 { cancel(); return 0 }
 }

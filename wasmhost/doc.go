@@ -11,6 +11,9 @@
 //     once per process: a new one in the background at once, a cached one when it is first used
 //     (lazy.go). A module that fails any step is listed in LoadErrors with its file and the precise
 //     reason, and the others load regardless: one broken plugin must not keep a worker from starting.
+//   - Reloading. Reload rescans the plugin path, and Watch does so whenever it changes (fsnotify):
+//     new and replaced modules are described, removed ones leave the catalogue, and the sessions
+//     already open keep the instances they have (reload.go, watch.go, retire.go).
 //   - The catalogue. Plugins lists what the modules describe; Resolve finds the plugin a user named
 //     the way Kafka Connect users expect (class, then short name, then alias) and, for an unknown
 //     name, lists what is available.

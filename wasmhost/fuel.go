@@ -65,11 +65,12 @@ func (f *fuelBound) prepare(wasm []byte) ([]byte, error) {
 	return out, nil
 }
 
-func (f *fuelBound) start(ctx context.Context, mod api.Module) (context.Context, context.CancelFunc) {
+func (f *fuelBound) start(ctx context.Context, mod api.Module) (context.Context, func() uint64) {
 	if mod == nil {
 		// Instantiation (a start section) has no meter yet; the refill function honours the
 		// context's deadline instead.
-		return context.WithTimeout(ctx, f.timeout)
+		ctx, cancel := context.WithTimeout(ctx, f.timeout)
+		return ctx, func() uint64 { cancel(); return 0 }
 	}
 	f.mu.Lock()
 	m := f.meters[mod]
@@ -81,13 +82,13 @@ func (f *fuelBound) start(ctx context.Context, mod api.Module) (context.Context,
 			// context, which the guest never checks, so say so loudly in the error path instead.
 			ctx, cancel := context.WithCancelCause(ctx)
 			cancel(fmt.Errorf("wasmhost: instance is not metered: %w", err))
-			return ctx, func() {}
+			return ctx, func() uint64 { return 0 }
 		}
 		f.meters[mod] = m
 	}
 	f.mu.Unlock()
 	m.Start(time.Now().Add(f.timeout))
-	return ctx, func() {}
+	return ctx, m.Used
 }
 
 func (f *fuelBound) release(mod api.Module) {

@@ -49,11 +49,28 @@ func buildFixtures() (string, error) {
 	if err != nil || len(srcs) == 0 {
 		return "", fmt.Errorf("no testdata/*.wat fixtures (%v)", err)
 	}
+	// The foreign and broken modules the worker and plugin check are tested with too.
+	foreign, _ := filepath.Glob("../plugins/testdata/foreign/*.wat")
+	srcs = append(srcs, foreign...)
 	for _, src := range srcs {
 		out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".wat")+".wasm")
 		if b, err := exec.Command(wat2wasm, "--debug-names", src, "-o", out).CombinedOutput(); err != nil {
 			return "", fmt.Errorf("wat2wasm %s: %v\n%s", src, err, b)
 		}
+	}
+	// good_v2: the next version of good, for the reload tests: plugin versions 0.2.0, and its
+	// records' values say "VALUE-" (same lengths, so that the data offsets stay put).
+	b, err := os.ReadFile("testdata/good.wat")
+	if err != nil {
+		return "", err
+	}
+	v2 := strings.ReplaceAll(strings.ReplaceAll(string(b), `0.1.0`, `0.2.0`), `"value-\00"`, `"VALUE-\00"`)
+	src := filepath.Join(dir, "good_v2.wat")
+	if err := os.WriteFile(src, []byte(v2), 0o644); err != nil {
+		return "", err
+	}
+	if b, err := exec.Command(wat2wasm, "--debug-names", src, "-o", filepath.Join(dir, "good_v2.wasm")).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("wat2wasm %s: %v\n%s", src, err, b)
 	}
 	err = os.WriteFile(filepath.Join(dir, "garbage.wasm"), []byte("this is not a WebAssembly module\n"), 0o644)
 	return dir, err

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -95,15 +96,22 @@ type Host struct {
 	roots  []*rootfs.FS        // the FSAllow directories, shared by every instance
 	pages  uint32              // memory cap in pages
 
-	// The catalogue changes after New only when a module described at start fails its deferred
-	// compile (dropModule).
+	// The catalogue changes after New when the plugin path is rescanned (Reload, Watch) and when a
+	// module fails its deferred compile (dropModule). A session that opened a module keeps its
+	// instance whatever happens to the catalogue afterwards.
 	mu      sync.RWMutex
 	modules map[string]*module // by path
 	plugins []Plugin           // sorted by kind, then class
 	errs    []LoadError
 
-	compiling sync.WaitGroup // background compiles, which Close waits for
-	closing   atomic.Bool    // set by Close: queued background compiles are skipped
+	scanMu sync.Mutex             // one scan of the plugin path at a time (reload.go)
+	files  map[string]scannedFile // the last scan's outcome per file, guarded by scanMu
+	logged map[string]string      // the load error last logged per path, guarded by scanMu
+
+	watchers  []*fsnotify.Watcher // Watch's, closed by Close; guarded by mu
+	watching  sync.WaitGroup      // Watch's loops, which Close waits for
+	compiling sync.WaitGroup      // background compiles, which Close waits for
+	closing   atomic.Bool         // set by Close: queued background compiles are skipped
 	closeOnce sync.Once
 }
 
@@ -115,12 +123,24 @@ type module struct {
 	sum           [32]byte // SHA-256 of the file as described, so a later compile uses the same bytes
 	hasInitialize bool
 	plugins       []Plugin
-	cached        bool   // the descriptor came from the cache: the module compiled before, unchanged
-	descriptor    []byte // what wc_describe returned, until it is cached after the first compile
+	cached        bool                      // the descriptor came from the cache: the module compiled before, unchanged
+	descriptor    []byte                    // what wc_describe returned, until it is cached after the first compile
+	wasm          []byte                    // the bytes described, until compiled (nil when described from the cache)
+	dropped       atomic.Pointer[LoadError] // set when its deferred compile failed (dropModule)
+
+	transformChain bool // the module runs TRANSFORM_CHAIN (descriptor "transform_chain")
 
 	compileOnce sync.Once
 	compiled    wazero.CompiledModule
 	compileErr  error
+
+	instances atomic.Int64 // live instances, for Instances
+
+	// Instances alive, and whether the module left the catalogue (replaced or removed by a
+	// rescan): its compiled code is released with its last instance (retire.go).
+	life    sync.Mutex
+	users   int
+	retired bool
 }
 
 // New reads the descriptor of every module on the plugin path, from the cache or by running the
@@ -200,11 +220,7 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	}
 	h.modCfg = baseModuleConfig(h.roots)
 
-	h.load(ctx)
-	for _, e := range h.errs {
-		h.log.Error("plugin module not loaded", "path", e.Path, "error", e.Err)
-	}
-	h.compileNewModules()
+	h.scan(ctx)
 	return h, nil
 }
 
@@ -260,6 +276,14 @@ func (h *Host) Close(ctx context.Context) error {
 		// A compile into a closed runtime would fail and be reported as a load error: let the
 		// running ones finish (one module on 2 CPUs) and skip the queued ones.
 		h.closing.Store(true)
+		h.mu.Lock()
+		watchers := h.watchers
+		h.watchers = nil
+		h.mu.Unlock()
+		for _, w := range watchers {
+			w.Close()
+		}
+		h.watching.Wait()
 		h.compiling.Wait()
 		if h.rt != nil {
 			err = h.rt.Close(ctx)
@@ -279,6 +303,32 @@ func (h *Host) Plugins() []Plugin {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return slices.Clone(h.plugins)
+}
+
+// ModuleNames returns the file names of the loaded modules, sorted.
+func (h *Host) ModuleNames() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	names := make([]string, 0, len(h.modules))
+	for _, m := range h.modules {
+		names = append(names, m.base)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// Instances returns how many instances of the modules with this file name are alive: a Go guest
+// costs megabytes each, so this is the number to watch on a worker with many tasks.
+func (h *Host) Instances(module string) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := int64(0)
+	for _, m := range h.modules {
+		if m.base == module {
+			n += m.instances.Load()
+		}
+	}
+	return int(n)
 }
 
 // LoadErrors returns the modules that were not loaded, and why.

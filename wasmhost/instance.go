@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -38,6 +39,13 @@ type instance struct {
 	done           <-chan struct{} // the current call's cancellation, for sleeping host functions
 	deadline       time.Time       // the current call's CPU bound, for waiting host functions
 	net            *netState       // its connections (net.go); nil until a session owns it
+	last           callCost        // of the last invoke that reached the guest
+}
+
+// callCost is what one call into the guest took, for PluginCalls.
+type callCost struct {
+	took time.Duration
+	fuel uint64
 }
 
 // instanceKey carries the calling instance to the host functions through the call's context.
@@ -54,6 +62,9 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 	if err != nil {
 		return nil, err
 	}
+	if err := m.use(); err != nil {
+		return nil, err
+	}
 	in := &instance{h: h, m: m, log: log, offsets: offsets}
 	in.stdout = newLineLogger(log, slog.LevelInfo, "stdout", false)
 	in.stderr = newLineLogger(log, slog.LevelWarn, "stderr", true)
@@ -64,6 +75,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 	mod, err := h.rt.InstantiateModule(in.bind(cctx), compiled, mc)
 	stop()
 	if err != nil {
+		h.release(m)
 		msg := fmt.Sprintf("instantiate %s: %v", m.base, err)
 		if t := in.stderr.Output(); t != "" {
 			msg += "\nguest stderr:\n" + t
@@ -72,6 +84,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 	}
 	in.mod = mod
 	in.mem = mod.Memory()
+	m.instances.Add(1)
 	in.fnAlloc = mod.ExportedFunction("wc_alloc")
 	in.fnFree = mod.ExportedFunction("wc_free")
 	in.fnCall = mod.ExportedFunction("wc_call")
@@ -115,7 +128,7 @@ func (in *instance) invoke(ctx context.Context, plugin, op string, fn api.Functi
 	t0 := time.Now()
 	err := fn.CallWithStack(in.bind(cctx), stack)
 	elapsed := time.Since(t0)
-	stop()
+	in.last = callCost{took: elapsed, fuel: stop()}
 	in.done, in.deadline = nil, time.Time{}
 	if err != nil {
 		return in.fail(plugin, op, err, elapsed)
@@ -146,9 +159,11 @@ func (in *instance) fail(plugin, op string, cause error, elapsed time.Duration) 
 	te.OutOfMemory = !te.Timeout && (te.memBytes+slack >= te.memLimit ||
 		strings.Contains(strings.ToLower(te.Stderr), "out of memory"))
 	in.failed = te
+	in.m.instances.Add(-1)
 	in.net.closeAll()
 	in.h.cpu.release(in.mod)
 	in.mod.Close(context.Background())
+	in.h.release(in.m)
 	in.log.Error("plugin instance failed and was discarded", "op", op, "plugin", plugin, "error", firstLine(te.Error()))
 	return te
 }
@@ -167,17 +182,20 @@ func (in *instance) close(ctx context.Context, cause error) {
 	}
 	if in.failed == nil {
 		in.failed = cause
+		in.m.instances.Add(-1)
 		in.net.closeAll()
 		in.h.cpu.release(in.mod)
 		in.mod.Close(ctx)
+		in.h.release(in.m)
 	}
 	in.stdout.flush()
 	in.stderr.flush()
 }
 
 // call runs op on an object handle with the input that encode appends (nil: no input) and returns a
-// copy of the result, so that nothing returned aliases guest memory. Callers hold in.mu.
-func (in *instance) call(ctx context.Context, plugin string, op wire.Op, handle int32, encode func([]byte) []byte) ([]byte, error) {
+// copy of the result, so that nothing returned aliases guest memory. obs, if not nil, is told what
+// the call cost. Callers hold in.mu.
+func (in *instance) call(ctx context.Context, plugin string, obs PluginCalls, op wire.Op, handle int32, encode func([]byte) []byte) ([]byte, error) {
 	name := op.String()
 	if in.failed != nil {
 		return nil, &failedError{plugin: plugin, module: in.m.base, op: name, cause: in.failed}
@@ -196,10 +214,33 @@ func (in *instance) call(ctx context.Context, plugin string, op wire.Op, handle 
 	}
 	s := in.stack[:]
 	s[0], s[1], s[2], s[3] = api.EncodeI32(handle), api.EncodeI32(int32(op)), api.EncodeU32(ptr), api.EncodeU32(n)
-	if err := in.invoke(ctx, plugin, name, in.fnCall, s); err != nil {
+	err := in.invoke(ctx, plugin, name, in.fnCall, s)
+	if obs != nil {
+		in.observe(obs, op, err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return in.result(plugin, name, s[0])
+}
+
+// observe reports a wc_call that reached the guest (invoke ran it, whether or not it trapped).
+func (in *instance) observe(obs PluginCalls, op wire.Op, err error) {
+	var te *TrapError
+	trapped := errors.As(err, &te)
+	if err != nil && !trapped {
+		var ge *GuestError
+		if !errors.As(err, &ge) {
+			return // refused before the guest ran (a failed instance)
+		}
+	}
+	mem := uint64(0)
+	if trapped {
+		mem = te.memBytes
+	} else {
+		mem = uint64(in.mem.Size())
+	}
+	obs.Call(op, in.last.took, in.last.fuel, mem, trapped)
 }
 
 // write copies data into the instance's input buffer, growing it first when needed, and returns

@@ -34,6 +34,11 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
+// describeTimeout bounds each guest call made to describe a module (_initialize, wc_abi_version,
+// wc_describe), below plugin.call.timeout.ms: a module that never returns from them would otherwise
+// hold the worker's start (and a hot reload) for the whole call timeout. A Go guest needs ~50 ms.
+const describeTimeout = 5 * time.Second
+
 // describer runs modules in a scratch host on wazero's interpreter, created on the first module
 // that is not in the descriptor cache and closed when loading is done.
 type describer struct {
@@ -46,8 +51,10 @@ type describer struct {
 func (d *describer) host(ctx context.Context) (*Host, error) {
 	d.once.Do(func() {
 		h := d.h
-		cpu := deadlineBound{timeout: h.cfg.CallTimeout}
-		s := &Host{cfg: h.cfg, log: h.log, cpu: cpu, pages: h.pages, modCfg: h.modCfg}
+		cfg := h.cfg
+		cfg.CallTimeout = min(cfg.CallTimeout, describeTimeout)
+		cpu := deadlineBound{timeout: cfg.CallTimeout}
+		s := &Host{cfg: cfg, log: h.log, cpu: cpu, pages: h.pages, modCfg: h.modCfg}
 		s.rt = wazero.NewRuntimeWithConfig(ctx, cpu.configure(wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(h.pages)))
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, s.rt); err != nil {
 			d.err = fmt.Errorf("describing in the interpreter: WASI: %w", err)
@@ -76,6 +83,9 @@ func (d *describer) describe(ctx context.Context, m *module, wasm []byte) error 
 	run := &module{path: m.path, base: m.base, hasInitialize: m.hasInitialize}
 	run.compileOnce.Do(func() { run.compiled = c })
 	out, err := s.describe(ctx, run)
+	if trap := (*TrapError)(nil); errors.As(err, &trap) && trap.Timeout {
+		return fmt.Errorf("%w; describing a module may take at most %s per call", err, s.cfg.CallTimeout)
+	}
 	if err != nil {
 		return err
 	}
@@ -113,14 +123,19 @@ func (h *Host) compiledModule(m *module) (wazero.CompiledModule, error) {
 // compile instruments and compiles the bytes m was described from. Not under any caller's
 // context: the result is shared by every later instance.
 func (h *Host) compile(m *module) (wazero.CompiledModule, error) {
-	b, err := os.ReadFile(m.path)
+	b := m.wasm
+	m.wasm = nil
+	if b == nil {
+		var err error
+		if b, err = os.ReadFile(m.path); err != nil {
+			return nil, err
+		}
+		if sha256.Sum256(b) != m.sum {
+			return nil, fmt.Errorf("the file changed after the worker described it; the new version is listed once the plugin path is rescanned (Reload)")
+		}
+	}
+	b, err := h.cpu.prepare(b)
 	if err != nil {
-		return nil, err
-	}
-	if sha256.Sum256(b) != m.sum {
-		return nil, fmt.Errorf("the file changed after the worker described it; restart the worker to load the new version")
-	}
-	if b, err = h.cpu.prepare(b); err != nil {
 		return nil, fmt.Errorf("instrument: %w", err)
 	}
 	c, err := h.rt.CompileModule(context.Background(), b)
@@ -130,15 +145,9 @@ func (h *Host) compile(m *module) (wazero.CompiledModule, error) {
 	return c, nil
 }
 
-// compileNewModules compiles, in the background, the modules that were not in the descriptor
-// cache, on all but one of the CPUs: the worker's own start (REST, stores, group join) keeps one.
-func (h *Host) compileNewModules() {
-	var todo []*module
-	for _, m := range h.modules {
-		if !m.cached {
-			todo = append(todo, m)
-		}
-	}
+// compileNewModules compiles mods in the background, on all but one of the CPUs: the worker's
+// own start (REST, stores, group join) keeps one.
+func (h *Host) compileNewModules(todo []*module) {
 	if len(todo) == 0 {
 		return
 	}
@@ -172,6 +181,7 @@ func (h *Host) compileNewModules() {
 // dropModule removes a module that failed its deferred compile from the catalogue and reports it
 // the way New reports a module it refuses.
 func (h *Host) dropModule(m *module, err error) {
+	m.dropped.Store(&LoadError{Path: m.path, Err: err})
 	h.mu.Lock()
 	if h.modules[m.path] == m {
 		delete(h.modules, m.path)

@@ -3,9 +3,10 @@ package wasmhost
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,7 +42,8 @@ var abiExports = []struct {
 var knownKinds = []wire.Kind{wire.KindSource, wire.KindSink, wire.KindConverter, "transformation", "predicate"}
 
 // findModules lists the .wasm files on the plugin path: directly inside each directory and inside
-// its immediate subdirectories, in name order, each file once.
+// its immediate subdirectories, in name order, each file once. An entry that is a .wasm file is
+// that module.
 func findModules(dirs []string) (files []string, errs []LoadError) {
 	seen := map[string]bool{}
 	add := func(path string) {
@@ -56,6 +58,10 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 			errs = append(errs, LoadError{Path: dir, Err: err})
 			continue
 		}
+		if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() && isWasm(abs) {
+			add(abs) // a module named directly (wasmconnect plugin inspect and check)
+			continue
+		}
 		entries, err := os.ReadDir(abs)
 		if err != nil {
 			errs = append(errs, LoadError{Path: abs, Err: fmt.Errorf("plugin directory: %w", err)})
@@ -65,6 +71,9 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 			path := filepath.Join(abs, e.Name())
 			st, err := os.Stat(path) // follows symlinks, as a plugin folder is often a link
 			if err != nil {
+				if isWasm(e.Name()) { // a dangling link to a module: say so rather than skip it silently
+					errs = append(errs, LoadError{Path: path, Err: unreadable(err)})
+				}
 				continue
 			}
 			if st.Mode().IsRegular() && isWasm(e.Name()) {
@@ -81,7 +90,12 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 			}
 			for _, s := range subs {
 				sp := filepath.Join(path, s.Name())
-				if st, err := os.Stat(sp); err == nil && st.Mode().IsRegular() && isWasm(s.Name()) {
+				if !isWasm(s.Name()) {
+					continue
+				}
+				if st, err := os.Stat(sp); err != nil {
+					errs = append(errs, LoadError{Path: sp, Err: unreadable(err)})
+				} else if st.Mode().IsRegular() {
 					add(sp)
 				}
 			}
@@ -90,74 +104,35 @@ func findModules(dirs []string) (files []string, errs []LoadError) {
 	return files, errs
 }
 
-func isWasm(name string) bool { return strings.HasSuffix(name, ".wasm") }
-
-// load describes every module (in parallel: a Go guest takes ~0.25 s in the interpreter), then
-// registers them in path order so that the first module providing a class keeps it.
-func (h *Host) load(ctx context.Context) {
-	files, errs := findModules(h.cfg.PluginPath)
-	h.errs = errs
-	d := &describer{h: h}
-	defer d.close(ctx)
-	type result struct {
-		m   *module
-		err error
+// unreadable says why a *.wasm entry could not be read, without repeating its path (LoadError
+// names it): most often a symbolic link to a file that is gone.
+func unreadable(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err
 	}
-	results := make([]result, len(files))
-	parallel(len(files), func(i int) {
-		m, err := h.loadModule(ctx, d, files[i])
-		results[i] = result{m, err}
-	})
-
-	owner := map[string]string{} // class -> module path
-	for i, r := range results {
-		if r.err != nil {
-			h.errs = append(h.errs, LoadError{Path: files[i], Err: r.err})
-			continue
-		}
-		var dups []string
-		for _, p := range r.m.plugins {
-			if prev, ok := owner[p.Class]; ok {
-				dups = append(dups, fmt.Sprintf("plugin class %s is already provided by %s", p.Class, prev))
-			}
-		}
-		if len(dups) > 0 {
-			h.errs = append(h.errs, LoadError{Path: files[i], Err: fmt.Errorf("%s; the module is skipped", strings.Join(dups, "; "))})
-			continue
-		}
-		for _, p := range r.m.plugins {
-			owner[p.Class] = r.m.path
-		}
-		h.modules[r.m.path] = r.m
-		h.plugins = append(h.plugins, r.m.plugins...)
-		h.log.Info("plugin module loaded", "path", r.m.path, "plugins", len(r.m.plugins))
-	}
-	slices.SortFunc(h.plugins, func(a, b Plugin) int {
-		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Class, b.Class)
-	})
+	return fmt.Errorf("cannot read the file: %w", err)
 }
 
-// loadModule reads one file's descriptor: from the descriptor cache when this file, with this
-// memory limit, compiled before (no guest code runs then), or else by checking it against ABI v1
+func isWasm(name string) bool { return strings.HasSuffix(name, ".wasm") }
+
+// loadModule reads one file's descriptor: from the descriptor cache when these bytes, with this
+// memory limit, compiled before (no guest code runs then), or else by checking them against ABI v1
 // and calling wc_describe in the interpreter. Every error names precisely what is wrong, because
-// the operator sees it at start-up with nothing else to go on.
-func (h *Host) loadModule(ctx context.Context, d *describer, path string) (*module, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// the operator sees it at start-up (or on a reload) with nothing else to go on.
+func (h *Host) loadModule(ctx context.Context, d *describer, path string, b []byte, sum [32]byte) (*module, error) {
 	if !bytes.HasPrefix(b, []byte("\x00asm")) {
 		return nil, fmt.Errorf("not a WebAssembly module: the file does not start with the \\0asm magic number")
 	}
-	m := &module{path: path, base: filepath.Base(path), sum: sha256.Sum256(b)}
+	m := &module{path: path, base: filepath.Base(path), sum: sum}
 	if c, ok := h.cachedDescriptor(m); ok {
 		m.hasInitialize, m.cached = c.Initialize, true
 		return m, h.parseDescriptor(m, c.Descriptor)
 	}
-	return m, d.describe(ctx, m, b)
+	if err := d.describe(ctx, m, b); err != nil {
+		return nil, err
+	}
+	m.wasm = b // compiled from these very bytes, even if the file is replaced meanwhile
+	return m, nil
 }
 
 // compileError says why a module did not compile, with the memory limit when that is the cause.
@@ -263,6 +238,7 @@ func (h *Host) parseDescriptor(m *module, out []byte) error {
 	if len(d.Plugins) == 0 {
 		return fmt.Errorf("descriptor lists no plugins")
 	}
+	m.transformChain = d.TransformChain
 	seen := map[string]bool{}
 	for i, pd := range d.Plugins {
 		switch {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -145,6 +146,48 @@ func TestLoadErrorsDoNotStopOthers(t *testing.T) {
 			t.Errorf("LoadError should unwrap to fs.ErrNotExist: %v", e)
 		}
 	}
+}
+
+// A module that never returns from _initialize, and a link to a module that is gone, are reported
+// like any other bad file, and the first does not hold New for the whole call timeout.
+func TestLoadSkipsHangingAndDanglingModules(t *testing.T) {
+	dir := pluginDir(t, map[string]string{"good.wasm": "good", "spin_init.wasm": "spin_init", "trap_init.wasm": "trap_init"})
+	if err := os.Symlink("gone.wasm", filepath.Join(dir, "dangling.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gone.wasm", filepath.Join(dir, "sub", "dangling.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	h, _ := newTestHost(t, Config{PluginPath: []string{dir}, CallTimeout: time.Minute})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("New took %v with a module that never returns from _initialize; want under 10s", took)
+	}
+	want := map[string]string{
+		filepath.Join(dir, "spin_init.wasm"):    "_initialize timed out",
+		filepath.Join(dir, "trap_init.wasm"):    "_initialize trapped: wasm error: unreachable",
+		filepath.Join(dir, "dangling.wasm"):     "cannot read the file: no such file or directory",
+		filepath.Join(dir, "sub/dangling.wasm"): "cannot read the file: no such file or directory",
+	}
+	got := map[string]string{}
+	for _, e := range h.LoadErrors() {
+		got[e.Path] = e.Error()
+		if strings.HasSuffix(e.Path, "dangling.wasm") && !errors.Is(e, fs.ErrNotExist) {
+			t.Errorf("%s: want fs.ErrNotExist, got %v", e.Path, e)
+		}
+	}
+	for path, reason := range want {
+		if !strings.Contains(got[path], reason) {
+			t.Errorf("%s: load error %q, want it to contain %q", path, got[path], reason)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("load errors %q, want %d", got, len(want))
+	}
+	mustResolve(t, h, "SeqSource")
 }
 
 func TestCompilationCacheDir(t *testing.T) {

@@ -63,6 +63,25 @@ func (h *Host) newNetState(env Env) *netState {
 		conns: map[int32]*net.TCPConn{}, addrs: map[int32]string{}}
 }
 
+// NarrowsNetAllow checks a connector's own plugin.net.allow (the raw setting) against the
+// worker's grant (Config.NetAllow): nil if it parses and every entry lies within the worker's,
+// else an error that says which entries do not, or why it does not parse. A wider entry would
+// grant nothing (a destination must be in both), so it is a mistake worth saying at /validate.
+func (h *Host) NarrowsNetAllow(ctx context.Context, connectorGrant string) error {
+	g, err := netgrant.Parse(connectorGrant)
+	if err != nil {
+		return err
+	}
+	outside := h.cfg.NetAllow.Outside(ctx, h.lookup, g)
+	switch {
+	case len(outside) == 0:
+		return nil
+	case h.cfg.NetAllow.Empty():
+		return fmt.Errorf("the worker's plugin.net.allow grants no network at all, so a connector's cannot grant %s", strings.Join(outside, ", "))
+	}
+	return fmt.Errorf("a connector's plugin.net.allow may only narrow the worker's (%s), and %s is not within it", h.cfg.NetAllow, strings.Join(outside, ", "))
+}
+
 // closeAll closes every connection, when the instance is discarded.
 func (s *netState) closeAll() {
 	if s == nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
@@ -30,6 +31,21 @@ type Env struct {
 	// destination must be in both); nil: not narrowed.
 	NetAllow *netgrant.Grant
 	Net      NetMetrics // nil: not counted
+	// Calls observes the guest calls of the session's plugin objects; nil: not observed.
+	Calls CallMetrics
+}
+
+// CallMetrics gives the observer of each plugin object a session opens (runtime/metrics
+// implements it per task). It is asked once per Open, so that a call pays no lookup.
+type CallMetrics interface {
+	Plugin(plugin, module string) PluginCalls
+}
+
+// PluginCalls is told, after every wc_call into a plugin object, what the call cost: how long it
+// took, the fuel it burned (0 without fuel metering), the instance's linear memory after it, and
+// whether it trapped or ran out of time. It is called with the instance locked: it must be quick.
+type PluginCalls interface {
+	Call(op wire.Op, took time.Duration, fuel, memoryBytes uint64, trapped bool)
 }
 
 // Session holds the instances of one connector or task: at most one per module, shared by every
@@ -65,6 +81,7 @@ func (h *Host) NewSession(env Env) *Session {
 // for another is refused without calling into the guest.
 type Object struct {
 	in     *instance
+	obs    PluginCalls // nil: calls not observed
 	plugin Plugin
 	role   wire.Role
 	handle int32
@@ -100,8 +117,12 @@ func (s *Session) Open(ctx context.Context, p Plugin, role wire.Role, cfg map[st
 	}
 	req := wire.OpenRequest{Plugin: p.Name, Role: role, Config: cfg,
 		Context: wire.OpenContext{Connector: s.env.Connector, Task: s.env.Task, FSAllow: fsAllow}}
+	var obs PluginCalls
+	if s.env.Calls != nil {
+		obs = s.env.Calls.Plugin(p.Name, m.base)
+	}
 	in.mu.Lock()
-	out, err := in.call(ctx, p.Name, wire.OpOpen, 0, appendJSON(req))
+	out, err := in.call(ctx, p.Name, obs, wire.OpOpen, 0, appendJSON(req))
 	in.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -112,7 +133,7 @@ func (s *Session) Open(ctx context.Context, p Plugin, role wire.Role, cfg map[st
 	if err := json.Unmarshal(out, &resp); err != nil || resp.Handle == nil {
 		return nil, malformed(in, p.Name, wire.OpOpen, fmt.Errorf(`want {"handle": N}, got %.200q`, out))
 	}
-	o := &Object{in: in, plugin: p, role: role, handle: *resp.Handle}
+	o := &Object{in: in, obs: obs, plugin: p, role: role, handle: *resp.Handle}
 	s.mu.Lock()
 	s.objects = append(s.objects, o)
 	s.mu.Unlock()
@@ -190,7 +211,7 @@ func (o *Object) do(ctx context.Context, op wire.Op, kind wire.Kind, role wire.R
 	if o.closed {
 		return nil, fmt.Errorf("wasmhost: plugin %q %s on a closed object", o.plugin.Name, op)
 	}
-	return o.in.call(ctx, o.plugin.Name, op, o.handle, encode)
+	return o.in.call(ctx, o.plugin.Name, o.obs, op, o.handle, encode)
 }
 
 // TaskConfigs splits a connector's configuration into at most max task configurations.
@@ -301,7 +322,7 @@ func (o *Object) Close(ctx context.Context) error {
 	if o.in.failed != nil {
 		return nil
 	}
-	_, err := o.in.call(ctx, o.plugin.Name, wire.OpClose, o.handle, nil)
+	_, err := o.in.call(ctx, o.plugin.Name, o.obs, wire.OpClose, o.handle, nil)
 	return err
 }
 

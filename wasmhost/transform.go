@@ -2,6 +2,8 @@ package wasmhost
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -48,4 +50,83 @@ func (o *Object) Test(ctx context.Context, records []wire.Record) ([]bool, []wir
 		return nil, nil, malformed(o.in, o.plugin.Name, wire.OpTest, err)
 	}
 	return matches, failed, nil
+}
+
+// ChainStep is one step of a Chain: a transformation and the predicate that selects the records it
+// applies to (nil: every record).
+type ChainStep struct {
+	Transform *Object
+	Predicate *Object
+	Negate    bool
+}
+
+// Chain is a transform chain that runs in one guest call (TRANSFORM_CHAIN, sdk/ABI.md §4, §5.8):
+// its transformations and predicates are objects of one instance of a module whose descriptor says
+// "transform_chain". The records then cross the boundary once per batch, not once per step, and
+// stay decoded in the guest between the steps.
+type Chain struct {
+	in    *instance
+	name  string // for errors: the plugins, in order
+	steps []ChainStep
+	req   []wire.ChainStep
+}
+
+// NewChain returns the Chain of steps, or nil when they cannot run in one call: objects of
+// different instances or of the wrong kinds, or a module without TRANSFORM_CHAIN.
+func NewChain(steps []ChainStep) *Chain {
+	if len(steps) == 0 || steps[0].Transform == nil {
+		return nil
+	}
+	in := steps[0].Transform.in
+	if !in.m.transformChain {
+		return nil
+	}
+	c := &Chain{in: in, steps: steps}
+	var names []string
+	for _, s := range steps {
+		if s.Transform == nil || s.Transform.in != in || s.Transform.role != wire.RoleTransformation {
+			return nil
+		}
+		step := wire.ChainStep{Transform: s.Transform.handle, Negate: s.Negate}
+		if s.Predicate != nil {
+			if s.Predicate.in != in || s.Predicate.role != wire.RolePredicate {
+				return nil
+			}
+			step.Predicate = s.Predicate.handle
+		}
+		c.req = append(c.req, step)
+		names = append(names, s.Transform.plugin.Name)
+	}
+	c.name = strings.Join(names, "+")
+	return c
+}
+
+// Transform applies the chain to a batch. It returns the output records in input order, each
+// naming the input it came from, with the Offset, SourcePartition and SourceOffset of that input,
+// and the records a step failed on, naming the step and whether its predicate or its
+// transformation failed. An error means the whole call failed, as for Object.Transform.
+func (c *Chain) Transform(ctx context.Context, records []wire.Record) ([]wire.TransformedRecord, []wire.ChainFailure, error) {
+	if len(records) == 0 {
+		return nil, nil, nil
+	}
+	c.in.mu.Lock()
+	defer c.in.mu.Unlock()
+	for _, s := range c.steps {
+		for _, o := range []*Object{s.Transform, s.Predicate} {
+			if o != nil && o.closed {
+				return nil, nil, fmt.Errorf("wasmhost: plugin %q %s on a closed object", o.plugin.Name, wire.OpTransformChain)
+			}
+		}
+	}
+	// One call runs every step; it is counted against the first transformation's observer, under
+	// the op TRANSFORM_CHAIN, so a chain's cost shows up once and is not split by guess.
+	out, err := c.in.call(ctx, c.name, c.steps[0].Transform.obs, wire.OpTransformChain, 0, func(b []byte) []byte { return wire.AppendChainRequest(b, c.req, records) })
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, failed, err := wire.DecodeChainResult(out, records, len(c.steps))
+	if err != nil {
+		return nil, nil, malformed(c.in, c.name, wire.OpTransformChain, err)
+	}
+	return recs, failed, nil
 }

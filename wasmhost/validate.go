@@ -28,7 +28,7 @@ func (h *Host) Validate(ctx context.Context, p Plugin, cfg map[string]string) (m
 		cfg = map[string]string{}
 	}
 	in.mu.Lock()
-	out, err := in.call(ctx, p.Name, wire.OpValidate, 0, appendJSON(wire.ValidateRequest{Plugin: p.Name, Config: cfg}))
+	out, err := in.call(ctx, p.Name, nil, wire.OpValidate, 0, appendJSON(wire.ValidateRequest{Plugin: p.Name, Config: cfg}))
 	in.mu.Unlock()
 	if err != nil {
 		return nil, err

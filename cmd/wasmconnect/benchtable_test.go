@@ -31,6 +31,23 @@ import (
 
 var benchOut = flag.String("bench.out", filepath.Join("..", "..", "build"), "directory BenchmarkTable writes bench.md and bench.json to")
 
+// benchGroups limits the table to some groups, to measure one change without the whole table's
+// minutes: -bench.groups=transforms,"file -> topic". Empty: every group.
+var benchGroups = flag.String("bench.groups", "", "comma-separated groups of BenchmarkTable to measure (empty: all)")
+
+// wantGroup reports whether the table measures group (see -bench.groups).
+func wantGroup(group string) bool {
+	if *benchGroups == "" {
+		return true
+	}
+	for _, g := range strings.Split(*benchGroups, ",") {
+		if strings.TrimSpace(g) == group {
+			return true
+		}
+	}
+	return false
+}
+
 const (
 	benchRuns  = 3       // each figure is the median of this many runs
 	benchLines = 200_000 // lines of 101 bytes for the throughput rows
@@ -148,14 +165,16 @@ func BenchmarkTable(b *testing.B) {
 
 	// Start-up first, while nothing else runs: each cold start gets an empty plugin.cache.dir, each
 	// warm one the cache its cold start filled.
-	var cold, warm []float64
-	for i := 0; i < benchRuns; i++ {
-		cache := b.TempDir()
-		cold = append(cold, restReady(b, addr, fmt.Sprintf("startup-%d", i), cache, true))
-		warm = append(warm, restReady(b, addr, fmt.Sprintf("startup-%d", i), cache, false))
+	if wantGroup("start-up") {
+		var cold, warm []float64
+		for i := 0; i < benchRuns; i++ {
+			cache := b.TempDir()
+			cold = append(cold, restReady(b, addr, fmt.Sprintf("startup-%d", i), cache, true))
+			warm = append(warm, restReady(b, addr, fmt.Sprintf("startup-%d", i), cache, false))
+		}
+		t.add("start-up", "cold: process start -> GET /health 200, empty plugin.cache.dir", "ms", cold)
+		t.add("start-up", "warm: the same, cache filled", "ms", warm)
 	}
-	t.add("start-up", "cold: process start -> GET /health 200, empty plugin.cache.dir", "ms", cold)
-	t.add("start-up", "warm: the same, cache filled", "ms", warm)
 
 	files := b.TempDir()
 	w := startWorker(b, "worker", addr, map[string]string{"plugin.fs.allow": files, "offset.flush.interval.ms": "1000"})
@@ -166,28 +185,30 @@ func BenchmarkTable(b *testing.B) {
 	noSchemas := map[string]string{"value.converter.schemas.enable": "false"}
 
 	// Records/s into a topic: the FileStreamSource with JsonConverter, kcat -P, a franz-go producer.
-	t.add("file -> topic", "FileStreamSource + JsonConverter", "records/s", runs(func(i int) float64 {
-		total, _ := timeSource(b, w, adm, in, fmt.Sprintf("src-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
-		return perSec(total)
-	}))
-	t.add("file -> topic", "kcat -P", "records/s", runs(func(i int) float64 {
-		topic := fmt.Sprintf("kcat-p-%d", i)
-		createTopic(b, adm, topic)
-		start := time.Now()
-		if out, err := exec.Command(kcat, "-P", "-b", addr, "-t", topic, "-l", in).CombinedOutput(); err != nil {
-			b.Fatalf("kcat: %v\n%s", err, out)
-		}
-		waitEnd(b, adm, topic, benchLines)
-		return perSec(time.Since(start))
-	}))
-	t.add("file -> topic", "franz-go producer", "records/s", runs(func(i int) float64 {
-		topic := fmt.Sprintf("franz-p-%d", i)
-		createTopic(b, adm, topic)
-		start := time.Now()
-		produceFile(b, addr, topic, in)
-		waitEnd(b, adm, topic, benchLines)
-		return perSec(time.Since(start))
-	}))
+	if wantGroup("file -> topic") {
+		t.add("file -> topic", "FileStreamSource + JsonConverter", "records/s", runs(func(i int) float64 {
+			total, _ := timeSource(b, w, adm, in, fmt.Sprintf("src-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
+			return perSec(total)
+		}))
+		t.add("file -> topic", "kcat -P", "records/s", runs(func(i int) float64 {
+			topic := fmt.Sprintf("kcat-p-%d", i)
+			createTopic(b, adm, topic)
+			start := time.Now()
+			if out, err := exec.Command(kcat, "-P", "-b", addr, "-t", topic, "-l", in).CombinedOutput(); err != nil {
+				b.Fatalf("kcat: %v\n%s", err, out)
+			}
+			waitEnd(b, adm, topic, benchLines)
+			return perSec(time.Since(start))
+		}))
+		t.add("file -> topic", "franz-go producer", "records/s", runs(func(i int) float64 {
+			topic := fmt.Sprintf("franz-p-%d", i)
+			createTopic(b, adm, topic)
+			start := time.Now()
+			produceFile(b, addr, topic, in)
+			waitEnd(b, adm, topic, benchLines)
+			return perSec(time.Since(start))
+		}))
+	}
 
 	// A chain of three transforms against none, both with JsonConverter, records/s once flowing.
 	chain := map[string]string{
@@ -202,67 +223,106 @@ func BenchmarkTable(b *testing.B) {
 		"transforms.route.regex":         "(.*)",
 		"transforms.route.replacement":   "$1",
 	}
-	t.add("transforms", "source, no transforms (steady)", "records/s", runs(func(i int) float64 {
-		_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-plain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
-		return perSec(flowing)
-	}))
-	t.add("transforms", "source, HoistField + InsertField + RegexRouter (steady)", "records/s", runs(func(i int) float64 {
-		_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-chain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, chain)
-		return perSec(flowing)
-	}))
+	if wantGroup("transforms") {
+		// Records/s, and the worker's CPU time per record, which a busy machine disturbs less.
+		var plainCPU, chainCPU []float64
+		t.add("transforms", "source, no transforms (steady)", "records/s", runs(func(i int) float64 {
+			cpu := w.cpuTime(b)
+			_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-plain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
+			plainCPU = append(plainCPU, perRecordMicros(w.cpuTime(b)-cpu))
+			return perSec(flowing)
+		}))
+		t.add("transforms", "source, HoistField + InsertField + RegexRouter (steady)", "records/s", runs(func(i int) float64 {
+			cpu := w.cpuTime(b)
+			_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-chain-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, chain)
+			chainCPU = append(chainCPU, perRecordMicros(w.cpuTime(b)-cpu))
+			return perSec(flowing)
+		}))
+		t.add("transforms", "worker CPU per record, no transforms", "µs", plainCPU)
+		t.add("transforms", "worker CPU per record, HoistField + InsertField + RegexRouter", "µs", chainCPU)
+	}
 
 	// Topic -> file: the FileStreamSink (StringConverter, so the file holds the lines as written),
-	// kcat -C, a franz-go consumer, all from the topic kcat -P filled.
-	src := "kcat-p-0"
-	t.add("topic -> file", "FileStreamSink + StringConverter", "records/s", runs(func(i int) float64 {
-		out := filepath.Join(files, fmt.Sprintf("sink-%d.txt", i))
-		name := fmt.Sprintf("sink-%d", i)
-		start := time.Now()
-		w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
-			"connector.class": "FileStreamSink", "file": out, "topics": src,
-			"value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
-		waitSize(b, out, int64(benchLines*benchLineLen))
-		d := time.Since(start)
-		w.mustCall(b, 204, "DELETE", "/connectors/"+name, nil)
-		return perSec(d)
-	}))
-	t.add("topic -> file", "kcat -C", "records/s", runs(func(i int) float64 {
-		out, err := os.Create(filepath.Join(files, fmt.Sprintf("kcat-c-%d.txt", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer out.Close()
-		cmd := exec.Command(kcat, "-C", "-b", addr, "-t", src, "-o", "beginning", "-e", "-q")
-		cmd.Stdout = out
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			b.Fatalf("kcat -C: %v", err)
-		}
-		return perSec(time.Since(start))
-	}))
-	t.add("topic -> file", "franz-go consumer", "records/s", runs(func(i int) float64 {
-		start := time.Now()
-		consumeToFile(b, addr, src, filepath.Join(files, fmt.Sprintf("franz-c-%d.txt", i)), benchLines)
-		return perSec(time.Since(start))
-	}))
+	// kcat -C, a franz-go consumer, all from the topic kcat -P filled (so this group needs the
+	// "file -> topic" group).
+	if wantGroup("topic -> file") {
+		src := "kcat-p-0"
+		t.add("topic -> file", "FileStreamSink + StringConverter", "records/s", runs(func(i int) float64 {
+			out := filepath.Join(files, fmt.Sprintf("sink-%d.txt", i))
+			name := fmt.Sprintf("sink-%d", i)
+			start := time.Now()
+			w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
+				"connector.class": "FileStreamSink", "file": out, "topics": src,
+				"value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
+			waitSize(b, out, int64(benchLines*benchLineLen))
+			d := time.Since(start)
+			w.mustCall(b, 204, "DELETE", "/connectors/"+name, nil)
+			return perSec(d)
+		}))
+		t.add("topic -> file", "kcat -C", "records/s", runs(func(i int) float64 {
+			out, err := os.Create(filepath.Join(files, fmt.Sprintf("kcat-c-%d.txt", i)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer out.Close()
+			cmd := exec.Command(kcat, "-C", "-b", addr, "-t", src, "-o", "beginning", "-e", "-q")
+			cmd.Stdout = out
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				b.Fatalf("kcat -C: %v", err)
+			}
+			return perSec(time.Since(start))
+		}))
+		t.add("topic -> file", "franz-go consumer", "records/s", runs(func(i int) float64 {
+			start := time.Now()
+			consumeToFile(b, addr, src, filepath.Join(files, fmt.Sprintf("franz-c-%d.txt", i)), benchLines)
+			return perSec(time.Since(start))
+		}))
+	}
 
 	// The CPU bound on a real plugin, in process (the worker has no switch to turn it off).
-	fuel, none := boundRuns(b)
-	t.add("CPU bound", "FileStreamSource POLL, fuel bound", "records/s", fuel)
-	t.add("CPU bound", "FileStreamSource POLL, no bound", "records/s", none)
+	if wantGroup("CPU bound") {
+		fuel, none := boundRuns(b)
+		t.add("CPU bound", "FileStreamSource POLL, fuel bound", "records/s", fuel)
+		t.add("CPU bound", "FileStreamSource POLL, no bound", "records/s", none)
+	}
 
 	// End-to-end latency: a line appended to the source file -> the line in the sink file, at
 	// 1,000 lines/s.
-	p50, p99 := latencyRuns(b, w, files)
-	t.add("latency", "file -> source -> topic -> sink -> file, p50", "ms", p50)
-	t.add("latency", "file -> source -> topic -> sink -> file, p99", "ms", p99)
+	if wantGroup("latency") {
+		p50, p99 := latencyRuns(b, w, files)
+		t.add("latency", "file -> source -> topic -> sink -> file, p50", "ms", p50)
+		t.add("latency", "file -> source -> topic -> sink -> file, p99", "ms", p99)
+	}
 
 	// Memory: a fresh worker idle, then with source tasks running (idle on an empty file).
-	idle, perTask := rssRuns(b, addr)
-	t.add("memory", "idle worker RSS, no connectors", "MB", idle)
-	t.add("memory", "RSS per running FileStreamSource task (10 more after the first)", "MB", perTask)
+	if wantGroup("memory") {
+		idle, perTask := rssRuns(b, addr)
+		t.add("memory", "idle worker RSS, no connectors", "MB", idle)
+		t.add("memory", "RSS per running FileStreamSource task (10 more after the first)", "MB", perTask)
+		t.add("memory", "worker RSS with 100 FileStreamSource connectors running", "MB", rss100Runs(b, addr))
+	}
 
 	t.write(b)
+}
+
+// perRecordMicros is a duration per record of a throughput row, in µs.
+func perRecordMicros(d time.Duration) float64 {
+	return float64(d.Microseconds()) / float64(benchLines)
+}
+
+// cpuTime returns the CPU time (user and system) the worker process has used so far, from
+// /proc/<pid>/stat (utime and stime, in clock ticks of 1/100 s).
+func (w *worker) cpuTime(b *testing.B) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid))
+	if err != nil {
+		b.Fatalf("reading the worker's CPU time: %v", err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count from after it.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 const benchLineLen = 101 // "%09d " + 90 x + "\n"
@@ -549,6 +609,33 @@ func rssRuns(b *testing.B, addr string) (idle, perTask []float64) {
 		w.stop(syscall.SIGTERM)
 	}
 	return idle, perTask
+}
+
+// rss100Runs starts a fresh worker benchRuns times, creates 100 FileStreamSource connectors on
+// empty files (one task each, with its converters), and returns the worker's RSS in MB once all of
+// them run.
+func rss100Runs(b *testing.B, addr string) []float64 {
+	const connectors = 100
+	return runs(func(i int) float64 {
+		files := b.TempDir()
+		group := fmt.Sprintf("rss100-%d", i)
+		w := startWorker(b, group, addr, ownGroup(group, map[string]string{"plugin.fs.allow": files}))
+		for j := 0; j < connectors; j++ {
+			in := filepath.Join(files, fmt.Sprintf("in-%d.txt", j))
+			if err := os.WriteFile(in, nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": fmt.Sprintf("%s-%d", group, j), "config": map[string]string{
+				"connector.class": "FileStreamSource", "file": in, "topic": fmt.Sprintf("%s-%d", group, j)}})
+		}
+		for j := 0; j < connectors; j++ {
+			w.waitTaskState(b, fmt.Sprintf("%s-%d", group, j), "RUNNING", 2*time.Minute)
+		}
+		time.Sleep(2 * time.Second)
+		mb := rssMB(b, w)
+		w.stop(syscall.SIGTERM)
+		return mb
+	})
 }
 
 // rssMB is the worker process's resident set size in MB (VmRSS).

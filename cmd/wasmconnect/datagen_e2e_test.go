@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -93,4 +95,36 @@ func consumeN(t *testing.T, addr, topic string, n int, timeout time.Duration) []
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
 	}
 	return recs
+}
+
+// BenchmarkDatagenToTopic measures a datagen task writing orders (max.interval 0) into a topic
+// with JsonConverter, records/s from the first record to the last:
+//
+//	go test -tags e2e -run '^$' -bench DatagenToTopic -benchtime 1x ./cmd/wasmconnect/
+func BenchmarkDatagenToTopic(b *testing.B) {
+	const n = 300_000
+	_, addr := startBroker(b)
+	w := startWorker(b, "worker", addr, nil)
+	waitCompiled(b, w)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	createTopic(b, adm, "orders")
+	w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": "orders", "config": map[string]string{
+		"connector.class": "DatagenConnector", "kafka.topic": "orders", "quickstart": "orders",
+		"max.interval": "0", "iterations": fmt.Sprint(n), "random.seed": "1",
+	}})
+	waitEnd(b, adm, "orders", 1)
+	first := time.Now()
+	waitEnd(b, adm, "orders", n)
+	b.ReportMetric(float64(n)/time.Since(first).Seconds(), "records/s")
+}
+
+// waitCompiled waits until the worker has compiled its plugin modules in the background: until
+// then a module may run in the interpreter, which a benchmark should not measure.
+func waitCompiled(b *testing.B, w *worker) {
+	waitFor(b, 5*time.Minute, "the plugin modules compiled", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
 }

@@ -17,8 +17,9 @@ import (
 // TestDevRunsTheReadmeQuickStart runs `wasmconnect dev` the way `make run` does, with the shipped
 // examples/dev.properties and examples/connectors (only the ports and the plugin directory moved so
 // that tests can run side by side), then follows the README's quick start: the pipeline it creates
-// with curl must copy the file through Kafka, the example HCL connectors must be reconciled, and a
-// stop with Ctrl-C and a new start must resume where the connectors stopped.
+// with curl must copy the file through Kafka, the example HCL connectors must be reconciled (the
+// data generator writes orders), and a stop with Ctrl-C and a new start must resume where the
+// connectors stopped.
 func TestDevRunsTheReadmeQuickStart(t *testing.T) {
 	root := t.TempDir()
 	port, brokerAddr := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -61,6 +62,18 @@ func TestDevRunsTheReadmeQuickStart(t *testing.T) {
 	assertLines(t, filepath.Join(files, "orders-out.txt"), "order-", 1, 101)
 	if s, ok := w.status(t, "example-orders-archive"); !ok || s.Connector.State != "PAUSED" {
 		t.Fatalf("example-orders-archive status %+v (read: %v), want PAUSED as its file declares", s, ok)
+	}
+
+	// The example data generator: orders with their schema in topic datagen-orders.
+	generated := consumeN(t, brokerAddr, "datagen-orders", 2, time.Minute)
+	if len(generated) < 2 {
+		t.Fatalf("%d records in datagen-orders after a minute, want 2", len(generated))
+	}
+	for i, r := range generated {
+		if !strings.HasPrefix(string(r.Value), `{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ordertime"}`) ||
+			!strings.Contains(string(r.Value), `"name":"ksql.orders"},"payload":{"ordertime":`) {
+			t.Fatalf("datagen-orders record %d: %s", i, r.Value)
+		}
 	}
 
 	// Ctrl-C, start again, append: the new lines follow, none twice.

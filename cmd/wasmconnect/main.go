@@ -5,9 +5,12 @@
 //	wasmconnect standalone worker.properties connector.properties...
 //	wasmconnect broker --listen 127.0.0.1:9092 --data-dir data/broker
 //	wasmconnect dev    [--config examples/dev.properties]
+//	wasmconnect doctor --config connect-distributed.properties [--json]
 //	wasmconnect validate DIR [--plugin-path build/plugins]
 //	wasmconnect plan   DIR --url http://127.0.0.1:8083
 //	wasmconnect apply  DIR --url http://127.0.0.1:8083
+//	wasmconnect plugin inspect|check FILE.wasm
+//	wasmconnect plugin new --lang go|rust NAME
 //	wasmconnect hash password|token < secret
 //	wasmconnect version
 package main
@@ -35,9 +38,11 @@ var commands = []command{
 	{"standalone", "standalone WORKER.properties CONNECTOR.properties...   one worker, no group, offsets in a file (connect-standalone)", runStandalone},
 	{"broker", "broker --listen ADDR --data-dir DIR   run the embedded Kafka-compatible broker", runBroker},
 	{"dev", "dev [--config FILE]      embedded broker + worker in one process, REST on 127.0.0.1:8083, data in ./data", runDev},
+	{"doctor", "doctor --config FILE [--json]   check why a worker will not join: brokers, internal topics, group, settings, plugins, URLs, clock", runDoctor},
 	{"validate", "validate DIR [--plugin-path P]   check HCL connector files offline (syntax, schema, plugin configs)", runValidate},
 	{"plan", "plan DIR --url URL       show what apply would change (exit 2 when there are changes)", runPlan},
 	{"apply", "apply DIR --url URL      make the cluster's connectors match the HCL files, through the REST API", runApply},
+	{"plugin", "plugin inspect|check|new ...   the plugin toolkit: inspect or check a module, start a new plugin", runPlugin},
 	{"hash", "hash password|token      print the hash of the secret on stdin for rest.auth.basic.file or rest.auth.tokens.file", runHash},
 	{"version", "version                  print the version", runVersion},
 }

@@ -1,4 +1,7 @@
-// Command converters is a wasmconnect plugin module with Kafka Connect's standard converters:
+// Package converters holds the converters plugin module, Kafka Connect's standard converters,
+// written in Rust on the Rust SDK (sdk/rust): the crate is Cargo.toml and src/. This Go package has
+// its tests only, which run the built module (build/plugins/converters.wasm) in the worker's
+// plugin host, through the WebAssembly boundary, as the worker does:
 //
 //   - JsonConverter (org.apache.kafka.connect.json.JsonConverter): schemas.enable (default true)
 //     writes {"schema":...,"payload":...} envelopes and requires exactly those two fields on read;
@@ -6,15 +9,20 @@
 //     A string value is written with the schema {"type":"string","optional":false} (what Kafka's
 //     FileStreamSource + JsonConverter produce), bytes with {"type":"bytes","optional":true} and
 //     base64, a JSON value with its own schema or "schema":null. On read the payload is checked
-//     against the schema (primitive types, struct fields, arrays, maps) and normalized as Connect
-//     would: defaults for nulls, unknown struct fields dropped, decimals as base64. The schema model
-//     and the payload codec are the SDK's (sdk/go/connect), the ones transformations use.
+//     against the schema (primitive types, struct fields, arrays, maps, the logical types Decimal,
+//     Date, Time and Timestamp) and normalized as Connect would: defaults for nulls, unknown struct
+//     fields dropped, decimals as base64. Payloads are read and written in one pass, without
+//     building the value, straight into the call's result.
 //   - StringConverter (org.apache.kafka.connect.storage.StringConverter): UTF-8 text; a JSON string
 //     payload is written unquoted, other JSON as JSON text.
-//   - ByteArrayConverter (org.apache.kafka.connect.converters.ByteArrayConverter): bytes pass through;
-//     other values are an error, as in Kafka.
+//   - ByteArrayConverter (org.apache.kafka.connect.converters.ByteArrayConverter): bytes pass
+//     through; other values are an error, as in Kafka.
 //
-// Null values are null bytes and back. Build:
+// Null values are null bytes and back. Build (Debian: rustc libstd-rust-dev-wasm32 lld-14), as make
+// and wasmhost/pluginbuild do, with the flags of plugins/file:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o build/plugins/converters.wasm ./plugins/converters
-package main
+//	rustc <flags> --crate-type cdylib --crate-name converters \
+//	    --extern wasmconnect=build/rust/libwasmconnect.rlib -o build/plugins/converters.wasm plugins/converters/src/lib.rs
+//
+// or, with Cargo, `cargo build --release --target wasm32-wasi` in this directory.
+package converters

@@ -1,6 +1,4 @@
-//go:build !wasip1
-
-package main
+package transforms_test
 
 import (
 	"context"

@@ -1,9 +1,6 @@
-//go:build !wasip1
-
-package main
+package transforms_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -414,92 +411,4 @@ func equalBools(a, b []bool) bool {
 		}
 	}
 	return true
-}
-
-// TestInsertFieldFastPath checks that inserting fields into the payload text gives what decoding
-// and encoding the struct gives.
-func TestInsertFieldFastPath(t *testing.T) {
-	schema := `{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":true,"field":"s"}],"optional":true,"name":"x"}`
-	empty := `{"type":"struct","fields":[],"optional":false}`
-	recs := []wire.Record{
-		sinkRec(wire.Null(), js(schema, `{"id":1,"s":"a\"b"}`), 1483425001864),
-		sinkRec(wire.Null(), js(schema, ` { "id" : 2 , "s" : null } `), -1),
-		sinkRec(wire.Null(), js(empty, `{}`), 5),
-		sinkRec(wire.Null(), js(empty, `{ }`), 5),
-	}
-	for _, cfg := range []map[string]string{
-		{"topic.field": "t!", "partition.field": "p", "offset.field": "o?", "timestamp.field": "ts", "static.field": "st", "static.value": "v\u00e9"},
-		{"static.field": "st!"},
-		{"timestamp.field": "ts!"},
-	} {
-		for _, in := range recs {
-			var outs [2]string
-			for i, slow := range []bool{false, true} {
-				tr := &insertField{slow: slow}
-				if err := tr.Configure(cfg); err != nil {
-					t.Fatal(err)
-				}
-				r := in
-				if _, err := tr.Apply(&r); err != nil {
-					outs[i] = "error: " + err.Error()
-					continue
-				}
-				outs[i] = loose(r.Value)
-			}
-			if outs[0] != outs[1] {
-				t.Errorf("%v on %s:\nfast %s\nslow %s", cfg, in.Value.Bytes, outs[0], outs[1])
-			}
-		}
-	}
-}
-
-// TestMaskFieldFastPath checks that masking fields in the payload text gives what decoding and
-// encoding the struct gives.
-func TestMaskFieldFastPath(t *testing.T) {
-	schema := `{"type":"struct","fields":[{"type":"int32","optional":false,"field":"i"},{"type":"double","optional":true,"field":"d"},` +
-		`{"type":"string","optional":true,"default":"dflt","field":"s"},{"type":"boolean","optional":false,"field":"b"},` +
-		`{"type":"int64","optional":true,` + tsName + `,"field":"ts"},{"type":"array","items":{"type":"int32","optional":false},"optional":false,"field":"a"},` +
-		`{"type":"map","keys":{"type":"int32","optional":false},"values":{"type":"int32","optional":false},"optional":true,"field":"m"},` +
-		`{"type":"bytes","optional":true,"field":"by"},{"type":"struct","fields":[],"optional":true,"field":"st"}],"optional":false}`
-	payloads := []string{
-		`{"i":1,"d":2.5,"s":"x","b":true,"ts":1483425001864,"a":[1,2],"m":[[1,2]],"by":"AQ==","st":{}}`,
-		` { "i" : 1 , "d" : null , "s" : null , "b" : false , "ts" : null , "a" : [ ] , "m" : null , "by" : null , "st" : null } `,
-		`{"i":1,"b":true,"a":[]}`,           // missing fields
-		`{"i":1,"b":true,"a":[],"extra":1}`, // a field the schema lacks
-		`{"i":1,"i":2,"b":true,"a":[]}`,     // a duplicate
-		`{"i":1,"d":1,"s":"x","b":true,"ts":1,"a":[],"m":[],"by":"","st":{}}`,
-	}
-	for _, fields := range []string{"i,d,s,b,ts,a,m", "s", "i", "by", "st", "nope"} {
-		for _, payload := range payloads {
-			var outs [2]string
-			for i, slow := range []bool{false, true} {
-				tr := &maskField{slow: slow}
-				if err := tr.Configure(map[string]string{"fields": fields}); err != nil {
-					t.Fatal(err)
-				}
-				r := sourceRec(wire.Null(), js(schema, payload))
-				if _, err := tr.Apply(&r); err != nil {
-					outs[i] = "error: " + err.Error()
-					continue
-				}
-				outs[i] = loose(r.Value)
-			}
-			if outs[0] != outs[1] {
-				t.Errorf("fields %s on %s:\nfast %s\nslow %s", fields, payload, outs[0], outs[1])
-			}
-		}
-	}
-}
-
-// loose renders JSON data with numbers as float64, so that 1 and 1.0 compare equal.
-func loose(d wire.Data) string {
-	if d.Tag != wire.TagJSON {
-		return show(d)
-	}
-	var v any
-	if err := json.Unmarshal(d.Bytes, &v); err != nil {
-		return "invalid JSON " + string(d.Bytes)
-	}
-	b, _ := json.Marshal(v)
-	return "json schema=" + string(d.Schema) + " payload=" + string(b)
 }

@@ -1,6 +1,4 @@
-//go:build !wasip1
-
-package main
+package transforms_test
 
 import (
 	"context"
@@ -192,6 +190,17 @@ func benchBatch() []wire.Record {
 	return rs
 }
 
+// lineBatch is 1000 source records of FileStreamSource lines of 100 bytes, as the task has them.
+func lineBatch() []wire.Record {
+	rs := make([]wire.Record, 1000)
+	x := strings.Repeat("x", 90)
+	for i := range rs {
+		rs[i] = wire.Record{Topic: "lines", Partition: -1, Offset: -1, Timestamp: -1, Value: wire.String(fmt.Sprintf("%09d %s", i, x)),
+			SourcePartition: []byte(`{"filename":"/data/in.txt"}`), SourceOffset: []byte(fmt.Sprintf(`{"position":%d}`, 101*(i+1)))}
+	}
+	return rs
+}
+
 // BenchmarkChain measures records/s of a batch of 1000 through InsertField$Value, MaskField$Value
 // and RegexRouter in one instance, next to a pass-through transformation (the cost of a TRANSFORM
 // call on the batch alone) and the host's encoding and decoding of the batch without any call.
@@ -212,6 +221,24 @@ func BenchmarkChain(b *testing.B) {
 				for _, o := range out {
 					recs = append(recs, o.Record)
 				}
+			}
+		}
+		b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "records/s")
+	}
+	runFused := func(b *testing.B, objs []*wasmhost.Object) {
+		steps := make([]wasmhost.ChainStep, len(objs))
+		for i, o := range objs {
+			steps[i] = wasmhost.ChainStep{Transform: o}
+		}
+		fc := wasmhost.NewChain(steps)
+		if fc == nil {
+			b.Fatal("the module does not run TRANSFORM_CHAIN")
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			out, failed, err := fc.Transform(ctx, batch)
+			if err != nil || len(failed) > 0 || len(out) != len(batch) {
+				b.Fatalf("%d outputs, %v, %v", len(out), failed, err)
 			}
 		}
 		b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "records/s")
@@ -237,7 +264,20 @@ func BenchmarkChain(b *testing.B) {
 		openIn(b, h, s, "RegexRouter", wire.KindTransformation, map[string]string{"regex": "(.*)-raw", "replacement": "$1"}),
 	}
 	b.Run("InsertField+MaskField+RegexRouter", func(b *testing.B) { run(b, chain) })
+	b.Run("InsertField+MaskField+RegexRouter/fused", func(b *testing.B) { runFused(b, chain) })
 	b.Run("RegexRouter", func(b *testing.B) { run(b, chain[2:]) })
 	b.Run("InsertField", func(b *testing.B) { run(b, chain[:1]) })
+	// The chain of BenchmarkTable (cmd/wasmconnect): FileStreamSource lines through HoistField,
+	// InsertField and RegexRouter.
+	lines := openIn(b, h, s, "HoistField$Value", wire.KindTransformation, map[string]string{"field": "line"})
+	tableChain := []*wasmhost.Object{lines,
+		openIn(b, h, s, "InsertField$Value", wire.KindTransformation, map[string]string{"static.field": "origin", "static.value": "bench"}),
+		openIn(b, h, s, "RegexRouter", wire.KindTransformation, map[string]string{"regex": "(.*)", "replacement": "$1"}),
+	}
+	saved := batch
+	batch = lineBatch()
+	b.Run("lines:HoistField+InsertField+RegexRouter", func(b *testing.B) { run(b, tableChain) })
+	b.Run("lines:HoistField+InsertField+RegexRouter/fused", func(b *testing.B) { runFused(b, tableChain) })
+	batch = saved
 	b.Run("MaskField", func(b *testing.B) { run(b, chain[1:2]) })
 }

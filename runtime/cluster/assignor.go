@@ -194,7 +194,7 @@ func checkSettings(in assignInput, leaderURL string) (compatible []joinedMember,
 			continue
 		case m.ID == in.Leader || leader == nil || m.Meta.Ext == nil:
 		default:
-			if diffs := diffSettings(m.Meta.Ext.Settings, leader.Settings); len(diffs) > 0 {
+			if diffs := DiffSettings(m.Meta.Ext.Settings, leader.Settings); len(diffs) > 0 {
 				refused[m.ID] = describeDiffs(diffs, where)
 				disagree++
 				if firstOther == nil {
@@ -207,7 +207,7 @@ func checkSettings(in assignInput, leaderURL string) (compatible []joinedMember,
 		compatible = append(compatible, m)
 	}
 	if disagree > agree {
-		diffs := diffSettings(leader.Settings, firstOther.Meta.Ext.Settings)
+		diffs := DiffSettings(leader.Settings, firstOther.Meta.Ext.Settings)
 		refused[in.Leader] = fmt.Sprintf("%s; %d of the %d workers in group %s have other settings, so this worker stands down as leader and leaves the group",
 			describeDiffs(diffs, "on worker "+firstOther.Meta.URL), disagree, agree+disagree, in.Group)
 		return nil, refused, true

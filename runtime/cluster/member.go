@@ -56,6 +56,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Handler runs the work; required.
 	Handler Handler
+	// Rebalances is told when rebalances start and complete (Kafka's
+	// connect-worker-rebalance-metrics); nil: no one.
+	Rebalances RebalanceObserver
 	// Clock is the time the assignor reads (scheduled rebalances); nil means time.Now.
 	Clock func() time.Time
 	// RefusedBackoff is how long a worker refused by the leader (settings mismatch) waits
@@ -86,6 +89,14 @@ type Handler interface {
 	// When a.Err is a CONFIG_MISMATCH the handler reads to the end before returning; the
 	// Member then rejoins.
 	OnAssigned(ctx context.Context, a Assignment)
+}
+
+// RebalanceObserver watches this worker's rebalances (runtime/metrics implements it).
+type RebalanceObserver interface {
+	// RebalanceStarted is called when the worker starts a JoinGroup round.
+	RebalanceStarted()
+	// RebalanceCompleted is called when the worker has applied the work of a generation.
+	RebalanceCompleted(generation int32)
 }
 
 // Assignment is the outcome of one rebalance for this worker.
@@ -593,6 +604,9 @@ func (m *Member) setStable(stable bool) {
 // rebalance runs one JoinGroup and SyncGroup round, assigning if this worker leads, and applies
 // the result.
 func (m *Member) rebalance(ctx context.Context, why string) (plan, error) {
+	if m.cfg.Rebalances != nil {
+		m.cfg.Rebalances.RebalanceStarted()
+	}
 	m.mu.Lock()
 	m.stable, m.hbDemand, m.rejoinWhy = false, nil, ""
 	seq := m.rejoinSeq
@@ -780,6 +794,10 @@ func (m *Member) lead(ctx context.Context, jresp *kmsg.JoinGroupResponse, protoc
 // apply acts on this worker's assignment: stop what is revoked, record the new assignment, tell
 // the handler, and decide on the next rebalance.
 func (m *Member) apply(ctx context.Context, jresp *kmsg.JoinGroupResponse, protocol string, a MemberAssignment) plan {
+	if m.cfg.Rebalances != nil {
+		// Whatever the assignment says, the round is over (Kafka's onAssigned counts it too).
+		defer m.cfg.Rebalances.RebalanceCompleted(jresp.Generation)
+	}
 	leader := jresp.LeaderID == jresp.MemberID
 	if jresp.Generation == m.appliedGen {
 		// The coordinator answered a follower's rejoin in a stable group with the current

@@ -634,3 +634,58 @@ func TestMemberGroupIDOfAConsumerGroup(t *testing.T) {
 		t.Fatal("Run kept trying")
 	}
 }
+
+// rebalanceLog is a RebalanceObserver that keeps what it was told.
+type rebalanceLog struct {
+	mu          sync.Mutex
+	started     int
+	completed   []int32
+	rebalancing bool
+}
+
+func (l *rebalanceLog) RebalanceStarted() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.started++
+	l.rebalancing = true
+}
+
+func (l *rebalanceLog) RebalanceCompleted(gen int32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.completed = append(l.completed, gen)
+	l.rebalancing = false
+}
+
+// TestMemberReportsRebalances: each worker is told when its rebalances start and complete, with
+// the generation, and is not left rebalancing once the group is balanced.
+func TestMemberReportsRebalances(t *testing.T) {
+	t.Parallel()
+	tc := newTestCluster(t, sixByThree())
+	logs := map[string]*rebalanceLog{"a": {}, "b": {}}
+	a := tc.start("a", func(c *Config) { c.Rebalances = logs["a"] })
+	b := tc.start("b", func(c *Config) { c.Rebalances = logs["b"] })
+	waitFor(t, 15*time.Second, "two workers balanced, done rebalancing", func() error {
+		if err := tc.balanced(a, b); err != nil {
+			return err
+		}
+		for name, l := range logs {
+			l.mu.Lock()
+			busy, done := l.rebalancing, len(l.completed)
+			l.mu.Unlock()
+			if busy || done == 0 {
+				return fmt.Errorf("%s: rebalancing %v after %d completed", name, busy, done)
+			}
+		}
+		return nil
+	})
+	for name, n := range map[string]*node{"a": a, "b": b} {
+		l := logs[name]
+		l.mu.Lock()
+		last := l.completed[len(l.completed)-1]
+		if l.started < len(l.completed) || last != n.m.State().Generation {
+			t.Errorf("%s: %d started, completed generations %v, member at generation %d", name, l.started, l.completed, n.m.State().Generation)
+		}
+		l.mu.Unlock()
+	}
+}

@@ -62,6 +62,7 @@ func TestEveryKeyIsRead(t *testing.T) {
 		"topic.tracking.enable":                   set("topic.tracking.enable", "false"),
 		"topic.tracking.allow.reset":              set("topic.tracking.allow.reset", "false"),
 		"log.format":                              set("log.format", "json"),
+		"metrics.names":                           set("metrics.names", "strimzi"),
 		"exactly.once.source.support":             set("exactly.once.source.support", "enabled"),
 		"plugin.path":                             set("plugin.path", "/p"),
 		"plugin.fs.allow":                         set("plugin.fs.allow", dir),

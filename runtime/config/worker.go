@@ -45,6 +45,9 @@ type Worker struct {
 	OffsetFile          string        // offset.storage.file.filename: a standalone worker's source offsets
 
 	LogFormat string // log.format (text): "text" (slog's key=value) or "json", one object per line
+	// MetricsNames is metrics.names (jmx): how /metrics names Kafka Connect's series, "jmx" (the JMX
+	// exporter without rules, as Aiven) or "strimzi" (Strimzi's example exporter rules).
+	MetricsNames string
 
 	// ExactlyOnceSource is exactly.once.source.support (disabled): with enabled, source tasks
 	// write their records and offsets in one transaction each; preparing (the step of a rolling
@@ -93,6 +96,7 @@ var workerKeys = []Key{
 	{Name: "topic.tracking.allow.reset", Default: "true", Doc: "allow resetting a connector's active topics"},
 	{Name: "exactly.once.source.support", Default: "disabled", Doc: "KIP-618 exactly-once source delivery: disabled, preparing or enabled"},
 	{Name: "log.format", Default: "text", Doc: "text (key=value) or json, one object per line, for log shippers"},
+	{Name: "metrics.names", Default: "jmx", Doc: "how /metrics names Kafka Connect's series: jmx (the JMX exporter's default, as Aiven) or strimzi"},
 }
 
 // Mode says which settings are required: a distributed worker needs group.id and the three topics;
@@ -128,6 +132,10 @@ func Parse(source string, props map[string]string, mode Mode) (*Worker, error) {
 	w.LogFormat = strings.ToLower(p.str("log.format"))
 	if w.LogFormat != "text" && w.LogFormat != "json" {
 		p.fail("log.format", w.LogFormat, "want text or json")
+	}
+	w.MetricsNames = strings.ToLower(p.str("metrics.names"))
+	if w.MetricsNames != "jmx" && w.MetricsNames != "strimzi" {
+		p.fail("metrics.names", w.MetricsNames, "want jmx (kafka_connect_connect_worker_metrics_connector_count) or strimzi (kafka_connect_worker_connector_count)")
 	}
 	w.ExactlyOnceSource = ExactlyOnce(strings.ToLower(p.str("exactly.once.source.support")))
 	switch w.ExactlyOnceSource {

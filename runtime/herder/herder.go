@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/runtime/cluster"
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
+	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/runtime/store"
 	"github.com/wasmconnect/wasmconnect/runtime/worker"
 )
@@ -28,6 +29,9 @@ type Config struct {
 	Offsets   store.OffsetBackingStore // source offsets, for GET/PATCH/DELETE /connectors/{name}/offsets
 	Admin     *kadm.Client             // sink connectors' consumer groups
 	Logger    *slog.Logger
+	// Metrics receives connector-metrics for the connectors this worker leads, and connector
+	// startups; nil: none.
+	Metrics *metrics.Registry
 
 	// Group makes this worker a member of a Connect cluster (its Handler is set by the herder).
 	// Nil runs the worker alone: it leads itself and runs everything (standalone mode).
@@ -85,6 +89,7 @@ type connectorState struct {
 	generating bool
 	failed     bool
 	reported   connect.State
+	m          *metrics.Connector // nil without metrics
 }
 
 // generated is the result of asking a connector for its task configs.
@@ -220,7 +225,7 @@ func (h *Herder) reconcile(ctx context.Context) {
 	if h.isLeader() {
 		h.leadConnectors(ctx, snap)
 	} else if len(h.connectors) > 0 {
-		h.connectors = map[string]*connectorState{} // a new leader took over; it regenerates
+		h.dropConnectors() // a new leader took over; it regenerates
 	}
 	h.runTasks(ctx, snap)
 }
@@ -246,8 +251,9 @@ func (h *Herder) handleChanges(ctx context.Context) {
 // all connectors, and connector statuses name the leader.
 func (h *Herder) leadConnectors(ctx context.Context, snap store.ConfigSnapshot) {
 	h.ensureSessionKey(ctx, snap)
-	for name := range h.connectors {
+	for name, cs := range h.connectors {
 		if _, ok := snap.Connectors[name]; !ok {
+			cs.m.Unregister()
 			delete(h.connectors, name)
 			if err := h.cfg.Statuses.DeleteConnector(ctx, name); err != nil {
 				h.log.Warn("deleting statuses of removed connector failed", "connector", name, "err", err)
@@ -257,9 +263,10 @@ func (h *Herder) leadConnectors(ctx context.Context, snap store.ConfigSnapshot) 
 	for name, cfg := range snap.Connectors {
 		cs := h.connectors[name]
 		if cs == nil {
-			cs = &connectorState{}
+			cs = &connectorState{m: h.connectorMetrics(name, cfg)}
 			h.connectors[name] = cs
 		}
+		cs.m.SetTasks(len(snap.Tasks[name]))
 		target := targetOf(snap, name)
 		if target == connect.TargetStopped {
 			h.stopConnector(ctx, name, cs, len(snap.Tasks[name]) > 0)
@@ -393,6 +400,7 @@ func (h *Herder) applyGenerated(ctx context.Context, g generated) {
 		return // changed or deleted meanwhile: the next reconcile generates again
 	}
 	cs.applied = g.config
+	h.cfg.Metrics.ConnectorStartup(g.err == nil)
 	if g.err != nil {
 		cs.failed = true
 		h.log.Error("connector failed", "connector", g.name, "err", g.err)
@@ -439,6 +447,36 @@ func (h *Herder) putConnectorStatus(ctx context.Context, name string, cs *connec
 		return
 	}
 	cs.reported = st
+	cs.m.SetState(st)
+}
+
+// connectorMetrics returns the connector-metrics handle of a connector this worker leads; nil
+// without metrics.
+func (h *Herder) connectorMetrics(name string, cfg map[string]string) *metrics.Connector {
+	if h.cfg.Metrics == nil {
+		return nil
+	}
+	p, typ, _ := h.cfg.Worker.ResolveConnector(cfg)
+	class := p.Class
+	if class == "" {
+		class = cfg["connector.class"]
+	}
+	states := func() map[int]connect.State {
+		out := map[int]connect.State{}
+		for i, st := range h.cfg.Statuses.Tasks(name) {
+			out[i] = connect.State(st.State)
+		}
+		return out
+	}
+	return h.cfg.Metrics.Connector(name, metrics.ConnectorInfo{Class: class, Type: typ, Version: p.Version, TaskStates: states})
+}
+
+// dropConnectors forgets the connectors this worker led, and their metrics.
+func (h *Herder) dropConnectors() {
+	for _, cs := range h.connectors {
+		cs.m.Unregister()
+	}
+	h.connectors = map[string]*connectorState{}
 }
 
 func (h *Herder) putTaskStatus(ctx context.Context, id connect.TaskID, st connect.State, trace string) {

@@ -2,11 +2,9 @@ package metrics
 
 import (
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
 
@@ -14,24 +12,45 @@ import (
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
-// Metric names. They are the Prometheus form of Kafka Connect's JMX names (doc.go has the mapping).
+// Kafka Connect's metric groups (ConnectMetricsRegistry), as the JMX exporter names them without
+// rewrite rules: kafka_connect_<group>_<attribute>, dashes turned into underscores (doc.go).
 const (
-	NameConnectorCount = "wasmconnect_connector_count"
-	NameTaskCount      = "wasmconnect_task_count"
-
-	NameConnectorState         = "wasmconnect_connector_state"
-	NameConnectorGuestCallSecs = "wasmconnect_connector_guest_call_duration_seconds"
-
-	NameTaskState             = "wasmconnect_task_state"
-	NameSourceRecordsPolled   = "wasmconnect_source_records_polled_total"
-	NameSourceRecordsWritten  = "wasmconnect_source_records_written_total"
-	NameSinkRecordsRead       = "wasmconnect_sink_records_read_total"
-	NameSinkRecordsPut        = "wasmconnect_sink_records_put_total"
-	NameOffsetCommits         = "wasmconnect_offset_commits_total"
-	NameTaskGuestCallDuration = "wasmconnect_guest_call_duration_seconds"
+	groupWorker    = "connect-worker-metrics"
+	groupRebalance = "connect-worker-rebalance-metrics"
+	groupConnector = "connector-metrics"
+	groupTask      = "connector-task-metrics"
+	groupSource    = "source-task-metrics"
+	groupSink      = "sink-task-metrics"
+	groupErrors    = "task-error-metrics"
 )
 
-// CommitResult is the result label of wasmconnect_offset_commits_total.
+// Naming is how a Kafka Connect metric's group and attribute become a Prometheus name: the JMX
+// exporter's way without rewrite rules, or Strimzi's example rules.
+type Naming int
+
+const (
+	// JMXNames: kafka_connect_<group>_<attribute>, as the JMX exporter names them without rules and
+	// Aiven documents them (kafka_connect_connect_worker_metrics_connector_count).
+	JMXNames Naming = iota
+	// StrimziNames: as Strimzi's kafka-connect-metrics.yaml rules name them, the group without
+	// "-metrics" and the worker groups without "connect-" (kafka_connect_worker_connector_count,
+	// kafka_connect_source_task_source_record_poll_total, kafka_connect_connector_status).
+	StrimziNames
+)
+
+// Name returns the Prometheus name of attribute of group.
+func (n Naming) Name(group, attribute string) string {
+	if n == StrimziNames {
+		group = strings.TrimPrefix(strings.TrimSuffix(group, "-metrics"), "connect-")
+	}
+	return "kafka_connect_" + strings.ReplaceAll(group, "-", "_") + "_" + strings.ReplaceAll(attribute, "-", "_")
+}
+
+// Kafka returns the Prometheus name of a Kafka Connect metric under JMXNames: Kafka("source-task-metrics",
+// "source-record-poll-total") is kafka_connect_source_task_metrics_source_record_poll_total.
+func Kafka(group, attribute string) string { return JMXNames.Name(group, attribute) }
+
+// CommitResult is the outcome of one offset commit attempt.
 type CommitResult int
 
 const (
@@ -43,35 +62,13 @@ const (
 
 var commitResultNames = [numCommitResults]string{"success", "failure", "skipped"}
 
-// String returns the label value.
+// String returns the result's name.
 func (r CommitResult) String() string {
 	if r < 0 || r >= numCommitResults {
 		return "unknown"
 	}
 	return commitResultNames[r]
 }
-
-// taskStates and connectorStates are the label values of the state gauges, in a fixed order. Tasks have
-// no STOPPED state: a stopped connector has no tasks.
-var (
-	taskStates = []connect.State{
-		connect.StateUnassigned, connect.StateRunning, connect.StatePaused,
-		connect.StateFailed, connect.StateRestarting,
-	}
-	connectorStates = []connect.State{
-		connect.StateUnassigned, connect.StateRunning, connect.StatePaused,
-		connect.StateStopped, connect.StateFailed, connect.StateRestarting,
-	}
-)
-
-// GuestCallBuckets are the upper bounds, in seconds, of the guest call duration histograms: 50 µs to 30 s.
-var GuestCallBuckets = []float64{
-	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-	0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-}
-
-// maxOp bounds the wire ops a histogram array holds; ops outside [1, maxOp) are recorded as "unknown".
-const maxOp = 16
 
 // Registry owns one worker's metrics: a VictoriaMetrics Set, registered for the process-wide
 // metrics.WritePrometheus unless Unregistered is given. Create one per worker; Close it when the
@@ -80,6 +77,7 @@ type Registry struct {
 	set    *vm.Set
 	labels string // constant labels, rendered `k="v",` (with the trailing comma), or ""
 	global bool
+	naming Naming
 
 	mu         sync.Mutex
 	tasks      map[connect.TaskID]*Task
@@ -88,6 +86,8 @@ type Registry struct {
 	nTasks     atomic.Int64
 	nConns     atomic.Int64
 	closed     bool
+
+	worker workerSeries
 }
 
 // Option configures a Registry.
@@ -99,12 +99,19 @@ func Label(name, value string) Option {
 	return func(r *Registry) { r.labels += name + `="` + escapeLabel(value) + `",` }
 }
 
+// Names chooses how the Kafka Connect series are named (JMXNames by default).
+func Names(n Naming) Option { return func(r *Registry) { r.naming = n } }
+
+// kafka names a Kafka Connect series the registry's way.
+func (r *Registry) kafka(group, attribute string) string { return r.naming.Name(group, attribute) }
+
 // Unregistered keeps the registry out of the process-wide metrics.WritePrometheus; only
 // Registry.WritePrometheus shows it. For tests.
 func Unregistered() Option { return func(r *Registry) { r.global = false } }
 
-// New creates a worker's registry with the worker-level gauges wasmconnect_connector_count and
-// wasmconnect_task_count, which count the live Connector and Task handles.
+// New creates a worker's registry with Kafka's worker-level series (connect-worker-metrics): the
+// connector and task counts, which count the live Connector and Task handles, and the startup
+// counters (ConnectorStartup, TaskStartup).
 func New(opts ...Option) *Registry {
 	r := &Registry{
 		set:        vm.NewSet(),
@@ -115,8 +122,7 @@ func New(opts ...Option) *Registry {
 	for _, o := range opts {
 		o(r)
 	}
-	r.set.NewGauge(r.seriesName(NameConnectorCount, ""), func() float64 { return float64(r.nConns.Load()) })
-	r.set.NewGauge(r.seriesName(NameTaskCount, ""), func() float64 { return float64(r.nTasks.Load()) })
+	r.worker.register(r)
 	if r.global {
 		vm.RegisterSet(r.set)
 	}
@@ -128,6 +134,12 @@ func (r *Registry) Set() *vm.Set { return r.set }
 
 // WritePrometheus writes this registry's series only (no process metrics) in Prometheus text format.
 func (r *Registry) WritePrometheus(w io.Writer) { r.set.WritePrometheus(w) }
+
+// Gauge registers a worker-level gauge with one label, e.g. Gauge(NameModuleInstances, "module",
+// "file.wasm", f). It lives as long as the registry.
+func (r *Registry) Gauge(name, label, value string, f func() float64) {
+	r.set.GetOrCreateGauge(r.seriesName(name, label+`="`+escapeLabel(value)+`"`), f)
+}
 
 // Close unregisters the registry from the process-wide output and drops all its series. Handles
 // obtained from it keep working but are no longer exported.
@@ -150,10 +162,10 @@ func (r *Registry) Close() {
 	vm.UnregisterSet(r.set, true)
 }
 
-// seriesName renders name{<const labels>,<labels>}. labels is `k="v",...` without a trailing comma, or "".
+// seriesName renders name{<const labels>,<labels>}. labels is `k="v",...`, or "", and may start
+// with a comma.
 func (r *Registry) seriesName(name, labels string) string {
-	all := r.labels + labels
-	all = strings.TrimSuffix(all, ",")
+	all := strings.Trim(r.labels+strings.TrimPrefix(labels, ","), ",")
 	if all == "" {
 		return name
 	}
@@ -184,16 +196,19 @@ func escapeLabel(v string) string {
 // opLabel is the op label value of a guest call: the ABI name in lower case ("poll", "task_configs").
 func opLabel(op wire.Op) string { return strings.ToLower(op.String()) }
 
-// series is the shared part of Task and Connector: the names it registered, so Unregister can drop them.
+// statusLabel is Kafka's status attribute value: the state in lower case ("running").
+func statusLabel(st connect.State) string { return strings.ToLower(string(st)) }
+
+// series is what a handle registered, so that unregister can drop it: a task's, a connector's, or
+// a connector's network series.
 type series struct {
 	r      *Registry
 	labels string // `connector="x",task="0"`
 
 	mu     sync.Mutex
 	names  []string
+	status string // the current status series (one at a time, as the JMX exporter shows it)
 	closed bool
-	calls  [maxOp]atomic.Pointer[vm.PrometheusHistogram]
-	call   string // histogram metric name
 }
 
 func (s *series) counter(name, extra string) *vm.Counter {
@@ -208,33 +223,36 @@ func (s *series) gauge(name, extra string, f func() float64) {
 	s.r.set.GetOrCreateGauge(n, f)
 }
 
-// observe records one guest call. The op's histogram is created on first use, so only the ops a task
-// actually calls show up; afterwards it costs one atomic load and the histogram's update.
-func (s *series) observe(op wire.Op, d time.Duration) {
-	i := int(op)
-	if i <= 0 || i >= maxOp {
-		i = 0
+// rate registers a gauge with the per-second rate of c (Kafka's *-rate attributes).
+func (s *series) rate(name string, c *vm.Counter) {
+	r := newRate(func() float64 { return float64(c.Get()) })
+	s.gauge(name, "", r.perSecond)
+}
+
+// info registers a gauge that is always 1 and carries a value in a label, as the JMX exporter turns
+// a string attribute (connector-class: "FileStreamSource") into connector_class="FileStreamSource".
+func (s *series) info(name, label, value string) {
+	s.gauge(name, ","+label+`="`+escapeLabel(value)+`"`, one)
+}
+
+func one() float64 { return 1 }
+
+// setStatus makes name{status=<value>} the one status series of the handle, replacing the previous.
+func (s *series) setStatus(name, value string) {
+	n := s.r.seriesName(name, s.labels+`,status="`+value+`"`)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || n == s.status {
+		return
 	}
-	h := s.calls[i].Load()
-	if h == nil {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return
-		}
-		if h = s.calls[i].Load(); h == nil {
-			label := "unknown"
-			if i != 0 {
-				label = opLabel(op)
-			}
-			n := s.r.seriesName(s.call, s.labels+`,op="`+label+`"`)
-			h = s.r.set.GetOrCreatePrometheusHistogramExt(n, GuestCallBuckets)
-			s.names = append(s.names, n)
-			s.calls[i].Store(h)
-		}
-		s.mu.Unlock()
+	if s.status != "" {
+		s.r.set.UnregisterMetric(s.status)
 	}
-	h.Update(d.Seconds())
+	s.status = ""
+	if value != "" {
+		s.status = n
+		s.r.set.GetOrCreateGauge(n, one)
+	}
 }
 
 func (s *series) unregister() bool {
@@ -247,237 +265,9 @@ func (s *series) unregister() bool {
 	for _, n := range s.names {
 		s.r.set.UnregisterMetric(n)
 	}
-	s.names = nil
+	if s.status != "" {
+		s.r.set.UnregisterMetric(s.status)
+	}
+	s.names, s.status = nil, ""
 	return true
-}
-
-// Task holds one task's pre-resolved series. Its methods are safe for concurrent use, cheap enough for
-// the task loop (an atomic add each), and no-ops on a nil *Task, so code can run without metrics.
-type Task struct {
-	id    connect.TaskID
-	state atomic.Int32 // index into taskStates, -1 for none
-	s     series
-
-	polled, written, read, put *vm.Counter
-	commits                    [numCommitResults]*vm.Counter
-}
-
-// Task returns the handle of a task running on this worker, creating its series: the state gauges,
-// the offset commit counters, and for a source task (typ "source") the polled/written counters, for a
-// sink the read/put counters (both sets for any other type). The state starts as UNASSIGNED. Asking
-// again for a live task returns the same handle. Call Unregister when the task stops on this worker.
-func (r *Registry) Task(id connect.TaskID, typ connect.ConnectorType) *Task {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t := r.tasks[id]; t != nil {
-		return t
-	}
-	t := &Task{id: id}
-	t.s = series{
-		r:      r,
-		labels: `connector="` + escapeLabel(id.Connector) + `",task="` + strconv.Itoa(id.Task) + `"`,
-		call:   NameTaskGuestCallDuration,
-	}
-	t.state.Store(0)
-	for i, st := range taskStates {
-		t.s.gauge(NameTaskState, `,state="`+string(st)+`"`, func() float64 {
-			if int(t.state.Load()) == i {
-				return 1
-			}
-			return 0
-		})
-	}
-	if typ != connect.TypeSink {
-		t.polled = t.s.counter(NameSourceRecordsPolled, "")
-		t.written = t.s.counter(NameSourceRecordsWritten, "")
-	}
-	if typ != connect.TypeSource {
-		t.read = t.s.counter(NameSinkRecordsRead, "")
-		t.put = t.s.counter(NameSinkRecordsPut, "")
-	}
-	for i := range t.commits {
-		t.commits[i] = t.s.counter(NameOffsetCommits, `,result="`+commitResultNames[i]+`"`)
-	}
-	if r.closed {
-		// A closed registry exports nothing; hand out a working handle that is not counted.
-		t.s.unregister()
-		return t
-	}
-	r.tasks[id] = t
-	r.nTasks.Add(1)
-	return t
-}
-
-// ID returns the task's id.
-func (t *Task) ID() connect.TaskID {
-	if t == nil {
-		return connect.TaskID{}
-	}
-	return t.id
-}
-
-// SetState sets the task state gauge: wasmconnect_task_state{state=<st>} is 1, the others 0. A state a
-// task cannot have (STOPPED, or unknown) sets them all to 0.
-func (t *Task) SetState(st connect.State) {
-	if t == nil {
-		return
-	}
-	t.state.Store(stateIndex(taskStates, st))
-}
-
-// SourceRecordsPolled counts records returned by the guest's POLL (Kafka: source-record-poll-total).
-func (t *Task) SourceRecordsPolled(n int) {
-	if t != nil && t.polled != nil {
-		t.polled.Add(n)
-	}
-}
-
-// SourceRecordsWritten counts records acknowledged by Kafka (Kafka: source-record-write-total).
-func (t *Task) SourceRecordsWritten(n int) {
-	if t != nil && t.written != nil {
-		t.written.Add(n)
-	}
-}
-
-// SinkRecordsRead counts records consumed from Kafka (Kafka: sink-record-read-total).
-func (t *Task) SinkRecordsRead(n int) {
-	if t != nil && t.read != nil {
-		t.read.Add(n)
-	}
-}
-
-// SinkRecordsPut counts records passed to the guest's PUT after transforms (Kafka: sink-record-send-total).
-func (t *Task) SinkRecordsPut(n int) {
-	if t != nil && t.put != nil {
-		t.put.Add(n)
-	}
-}
-
-// OffsetCommit counts one offset commit attempt by result.
-func (t *Task) OffsetCommit(res CommitResult) {
-	if t == nil || res < 0 || res >= numCommitResults {
-		return
-	}
-	t.commits[res].Inc()
-}
-
-// GuestCall records the duration of one wc_call into the guest: use it as
-// `defer t.GuestCall(wire.OpPoll, time.Now())` or call it with the start time after the call.
-func (t *Task) GuestCall(op wire.Op, start time.Time) {
-	if t == nil {
-		return
-	}
-	t.s.observe(op, time.Since(start))
-}
-
-// GuestCallDuration records a guest call whose duration is already known.
-func (t *Task) GuestCallDuration(op wire.Op, d time.Duration) {
-	if t == nil {
-		return
-	}
-	t.s.observe(op, d)
-}
-
-// Unregister drops all of the task's series and removes it from wasmconnect_task_count. Calls on the
-// handle afterwards are harmless and not exported. Unregister is idempotent.
-func (t *Task) Unregister() {
-	if t == nil {
-		return
-	}
-	r := t.s.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// Drop the series under r.mu, so a Task call for the same id cannot pick them up half-removed.
-	if r.tasks[t.id] == t {
-		delete(r.tasks, t.id)
-		r.nTasks.Add(-1)
-	}
-	t.s.unregister()
-}
-
-func (t *Task) close() {
-	if t.s.unregister() {
-		t.s.r.nTasks.Add(-1)
-	}
-}
-
-// Connector holds one connector instance's series (the connector, not its tasks). Nil-safe like Task.
-type Connector struct {
-	name  string
-	state atomic.Int32
-	s     series
-}
-
-// Connector returns the handle of a connector instance running on this worker, creating its state
-// gauges (state UNASSIGNED). Asking again for a live connector returns the same handle. Call Unregister
-// when the connector stops on this worker.
-func (r *Registry) Connector(name string) *Connector {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c := r.connectors[name]; c != nil {
-		return c
-	}
-	c := &Connector{name: name}
-	c.s = series{r: r, labels: `connector="` + escapeLabel(name) + `"`, call: NameConnectorGuestCallSecs}
-	for i, st := range connectorStates {
-		c.s.gauge(NameConnectorState, `,state="`+string(st)+`"`, func() float64 {
-			if int(c.state.Load()) == i {
-				return 1
-			}
-			return 0
-		})
-	}
-	if r.closed {
-		c.s.unregister()
-		return c
-	}
-	r.connectors[name] = c
-	r.nConns.Add(1)
-	return c
-}
-
-// SetState sets the connector state gauge.
-func (c *Connector) SetState(st connect.State) {
-	if c == nil {
-		return
-	}
-	c.state.Store(stateIndex(connectorStates, st))
-}
-
-// GuestCall records the duration of a connector-level wc_call (OPEN, VALIDATE, TASK_CONFIGS, CLOSE).
-func (c *Connector) GuestCall(op wire.Op, start time.Time) {
-	if c == nil {
-		return
-	}
-	c.s.observe(op, time.Since(start))
-}
-
-// Unregister drops the connector's series and removes it from wasmconnect_connector_count. Idempotent.
-func (c *Connector) Unregister() {
-	if c == nil {
-		return
-	}
-	r := c.s.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.connectors[c.name] == c {
-		delete(r.connectors, c.name)
-		r.nConns.Add(-1)
-	}
-	c.s.unregister()
-}
-
-func (c *Connector) close() {
-	if c.s.unregister() {
-		c.s.r.nConns.Add(-1)
-	}
-}
-
-func stateIndex(states []connect.State, st connect.State) int32 {
-	for i, s := range states {
-		if s == st {
-			return int32(i)
-		}
-	}
-	return -1
 }

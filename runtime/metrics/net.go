@@ -9,14 +9,14 @@ import (
 // Network metric names (the plugins' network capability, sdk/ABI.md §1 "Network"). Kafka Connect has
 // no counterpart: its connectors open sockets of their own, unseen by the worker.
 const (
-	NameNetConnectionsOpen = "wasmconnect_net_connections_open"
-	NameNetReceivedBytes   = "wasmconnect_net_received_bytes_total"
-	NameNetSentBytes       = "wasmconnect_net_sent_bytes_total"
-	NameNetDialErrors      = "wasmconnect_net_dial_errors_total"
+	NameNetConnectionsOpen = "wasmconnect_plugin_net_connections_open"
+	NameNetReceivedBytes   = "wasmconnect_plugin_net_received_bytes_total"
+	NameNetSentBytes       = "wasmconnect_plugin_net_sent_bytes_total"
+	NameNetDialErrors      = "wasmconnect_plugin_net_dial_errors_total"
 )
 
 // Net holds one connector's network series, shared by its connector and task sessions on this
-// worker: wasmconnect_net_connections_open, _received_bytes_total, _sent_bytes_total and
+// worker: wasmconnect_plugin_net_connections_open, _received_bytes_total, _sent_bytes_total and
 // _dial_errors_total, each labelled with the connector. It implements wasmhost.NetMetrics; a nil
 // *Net ignores every call. Get one with Registry.Net and Release it when the session ends.
 type Net struct {

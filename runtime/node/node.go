@@ -162,7 +162,8 @@ func (n *Node) openStores(ctx context.Context) error {
 	return nil
 }
 
-// loadPlugins loads and compiles the plugin modules of plugin.path.
+// loadPlugins loads and compiles the plugin modules of plugin.path, and watches it for changes.
+// The host logs each module it skips, with the file and the reason.
 func (n *Node) loadPlugins(ctx context.Context) error {
 	cfg := n.cfg
 	start := time.Now()
@@ -179,10 +180,12 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading plugins: %w", err)
 	}
-	for _, e := range n.host.LoadErrors() {
-		n.log.Error("plugin module not loaded", "module", e.Path, "err", e.Err)
-	}
 	n.log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
+	// Hot reload: a module added, replaced or removed in plugin.path is picked up without a
+	// restart; new tasks use what is there then, running tasks keep the code they started with.
+	if err := n.host.Watch(); err != nil {
+		n.log.Warn("plugin.path is not watched: modules added or replaced there are loaded at the next start", "plugin_path", cfg.PluginPath, "error", err)
+	}
 	return nil
 }
 
@@ -194,7 +197,14 @@ func (n *Node) newWorker(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.Source, err)
 	}
-	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID))
+	naming := metrics.JMXNames
+	if cfg.MetricsNames == "strimzi" {
+		naming = metrics.StrimziNames
+	}
+	n.metrics = metrics.New(metrics.Label("worker_id", n.workerID), metrics.Names(naming))
+	for _, module := range n.host.ModuleNames() {
+		n.metrics.Gauge(metrics.NameModuleInstances, "module", module, func() float64 { return float64(n.host.Instances(module)) })
+	}
 	wc := worker.Config{
 		Worker:     cfg,
 		Host:       n.host,
@@ -223,7 +233,7 @@ func (n *Node) newHerder(context.Context) error {
 	hcfg := herder.Config{
 		WorkerID: n.workerID, ClusterID: n.clusterID, Worker: n.worker,
 		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: n.log,
-		SyncTimeout: cfg.Cluster.SyncTimeout, AskLeaderToFence: n.askLeaderToFence,
+		SyncTimeout: cfg.Cluster.SyncTimeout, Metrics: n.metrics, AskLeaderToFence: n.askLeaderToFence,
 	}
 	if n.mode == config.Distributed && cfg.ExactlyOnceSource.ReadCommitted() {
 		hcfg.ConfigTransactionalID = "connect-cluster-" + cfg.GroupID
@@ -250,6 +260,7 @@ func (n *Node) newHerder(context.Context) error {
 			Settings:          n.sharedSettings(),
 			Version:           herder.Version,
 			Logger:            n.log,
+			Rebalances:        n.metrics.Rebalance(),
 		}
 	}
 	n.herder = herder.New(hcfg)
@@ -435,11 +446,16 @@ func (n *Node) Herder() *herder.Herder { return n.herder }
 // sharedSettings are the settings every worker of the group must share, with converter aliases
 // resolved to their class names, so that a worker saying JsonConverter is not refused by one saying
 // org.apache.kafka.connect.json.JsonConverter.
-func (n *Node) sharedSettings() map[string]string {
-	s := maps.Clone(n.cfg.Cluster.Shared)
+func (n *Node) sharedSettings() map[string]string { return SharedSettings(n.cfg, n.host) }
+
+// SharedSettings returns the settings a worker with cfg sends the group to be compared with the
+// leader's (config.SharedKeys it sets), with converter aliases resolved by host to their classes,
+// so that JsonConverter and org.apache.kafka.connect.json.JsonConverter agree.
+func SharedSettings(cfg *config.Worker, host *wasmhost.Host) map[string]string {
+	s := maps.Clone(cfg.Cluster.Shared)
 	for _, k := range []string{"key.converter", "value.converter", "header.converter"} {
 		if v, ok := s[k]; ok {
-			if p, err := n.host.Resolve(v, wire.KindConverter); err == nil {
+			if p, err := host.Resolve(v, wire.KindConverter); err == nil {
 				s[k] = p.Class
 			}
 		}

@@ -968,7 +968,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	defer reg.Close()
 	task := reg.Task(connect.TaskID{Connector: "src", Task: 0}, connect.TypeSource)
 	task.SetState(connect.StateRunning)
-	task.SourceRecordsPolled(3)
+	task.SourcePolled(3, time.Millisecond)
 
 	hs := newHarness(t)
 	r := hs.do("GET", "/metrics", "")
@@ -976,9 +976,9 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatalf("GET /metrics: %d %q", r.code, r.header.Get("Content-Type"))
 	}
 	for _, want := range []string{
-		`wasmconnect_source_records_polled_total{test="TestMetricsEndpoint",connector="src",task="0"} 3`,
-		`wasmconnect_task_state{test="TestMetricsEndpoint",connector="src",task="0",state="RUNNING"} 1`,
-		`wasmconnect_task_count{test="TestMetricsEndpoint"} 1`,
+		`kafka_connect_source_task_metrics_source_record_poll_total{test="TestMetricsEndpoint",connector="src",task="0"} 3`,
+		`kafka_connect_connector_task_metrics_status{test="TestMetricsEndpoint",connector="src",task="0",status="running"} 1`,
+		`kafka_connect_connect_worker_metrics_task_count{test="TestMetricsEndpoint"} 1`,
 		"go_goroutines ",
 		"process_resident_memory_bytes ",
 	} {
@@ -995,7 +995,9 @@ func TestMetricsEndpoint(t *testing.T) {
 	srv := httptest.NewServer(New(hs.h, WithMetrics(reg.WritePrometheus)))
 	defer srv.Close()
 	hs.srv = srv
-	if r := hs.do("GET", "/metrics", ""); r.body != "wasmconnect_connector_count{test=\"TestMetricsEndpoint\"} 0\nwasmconnect_task_count{test=\"TestMetricsEndpoint\"} 0\n" {
+	var only bytes.Buffer
+	reg.WritePrometheus(&only)
+	if r := hs.do("GET", "/metrics", ""); r.body != only.String() || strings.Contains(r.body, "go_goroutines") {
 		t.Errorf("WithMetrics: %q", r.body)
 	}
 }

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -25,6 +26,15 @@ type Step struct {
 	Transform Transformation
 	Predicate Predicate // nil: every record
 	Negate    bool      // transforms.<alias>.negate
+	// Fused, on the first step only, runs the whole chain in one plugin call when all its plugins
+	// live in one guest instance that can (wasmhost.Chain: TRANSFORM_CHAIN), so that a batch
+	// crosses the boundary once instead of once per step. nil: one call per step.
+	Fused FusedChain
+}
+
+// FusedChain runs a whole chain in one plugin call (wasmhost.Chain). Its failures name the step.
+type FusedChain interface {
+	Transform(ctx context.Context, records []wire.Record) ([]wire.TransformedRecord, []wire.ChainFailure, error)
 }
 
 // Chain is a connector's transform chain, applied in order.
@@ -42,6 +52,9 @@ type failure struct {
 // records that come out of it, the index of the input record each came from (so sink positions and
 // source offsets stay right when records are dropped or split), and the records that failed.
 func (c Chain) Apply(ctx context.Context, recs []wire.Record) (out []wire.Record, origin []int, failed []failure, err error) {
+	if len(c) > 0 && c[0].Fused != nil {
+		return c.applyFused(ctx, recs)
+	}
 	out = recs
 	origin = make([]int, len(recs))
 	for i := range origin {
@@ -114,6 +127,34 @@ func (c Chain) Apply(ctx context.Context, recs []wire.Record) (out []wire.Record
 			sub++
 		}
 		out, origin = next, nextOrigin
+	}
+	return out, origin, failed, nil
+}
+
+// applyFused is Apply in one call of the chain's Fused runner, with the same results and messages.
+func (c Chain) applyFused(ctx context.Context, recs []wire.Record) (out []wire.Record, origin []int, failed []failure, err error) {
+	if len(recs) == 0 {
+		return recs, []int{}, nil, nil
+	}
+	results, cfailed, err := c[0].Fused.Transform(ctx, recs)
+	if err != nil {
+		aliases := make([]string, len(c))
+		for i, st := range c {
+			aliases[i] = st.Alias
+		}
+		return nil, nil, nil, fmt.Errorf("transform chain %s: %w", strings.Join(aliases, ","), err)
+	}
+	out, origin = make([]wire.Record, len(results)), make([]int, len(results))
+	for i, r := range results {
+		out[i], origin[i] = r.Record, r.Input
+	}
+	for _, f := range cfailed {
+		st := c[f.Step]
+		e := fmt.Errorf("transform %s (%s): %s", st.Alias, st.Class, f.Message)
+		if f.Predicate {
+			e = fmt.Errorf("predicate of transform %s: %s", st.Alias, f.Message)
+		}
+		failed = append(failed, failure{index: f.Input, stage: "TRANSFORMATION", class: f.Class, err: e})
 	}
 	return out, origin, failed, nil
 }

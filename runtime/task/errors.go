@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 )
 
 // ErrorPolicy is a connector's error handling (Kafka Connect's errors.* settings, KIP-298).
@@ -22,6 +24,8 @@ type ErrorPolicy struct {
 	// DLQ receives the records a sink task could not process (errors.deadletterqueue.topic.name);
 	// nil: none.
 	DLQ *DeadLetterQueue
+
+	metrics *metrics.Task // task-error-metrics; set by NewSource and NewSink
 }
 
 // ParseErrorPolicy reads the errors.* settings of a connector config, with Kafka's defaults.
@@ -70,9 +74,11 @@ func (p ErrorPolicy) retry(ctx context.Context, op func() error) error {
 		if p.RetryTimeout > 0 && time.Since(start)+delay > p.RetryTimeout {
 			return err
 		}
+		p.metrics.Error(metrics.OperationFailed)
 		if !sleep(ctx, delay) {
 			return err
 		}
+		p.metrics.Error(metrics.Retried)
 		delay = min(delay*2, max(p.RetryDelayMax, time.Millisecond))
 	}
 }
@@ -150,7 +156,10 @@ func isolate[T, R any](in []T, call func([]T) ([]R, error)) (out []R, failed map
 func (p ErrorPolicy) reportFailures(ctx context.Context, log *slog.Logger, id string, fs []failure, describe func(int) string, original func(int) *kgo.Record) error {
 	for _, f := range fs {
 		where := describe(f.index)
+		p.metrics.Error(metrics.OperationFailed)
+		p.metrics.Error(metrics.RecordFailed)
 		if p.Log {
+			p.metrics.Error(metrics.ErrorLogged)
 			attrs := []any{"stage", f.stage, "record", where, "err", f.err}
 			if p.LogMessages && original != nil {
 				if r := original(f.index); r != nil {
@@ -163,11 +172,14 @@ func (p ErrorPolicy) reportFailures(ctx context.Context, log *slog.Logger, id st
 			return fmt.Errorf("task %s failed in stage %s for record %s: %w\n"+
 				"(set errors.tolerance=all to skip records that fail, and errors.deadletterqueue.topic.name to keep them)", id, f.stage, where, f.err)
 		}
+		p.metrics.Error(metrics.RecordSkipped)
 		if p.DLQ != nil && original != nil {
 			if r := original(f.index); r != nil {
 				if err := p.DLQ.Report(ctx, r, f.stage, f.class, f.err); err != nil {
+					p.metrics.Error(metrics.DLQFailed)
 					return fmt.Errorf("task %s: writing a failed record (%s) to the dead letter queue: %w", id, where, err)
 				}
+				p.metrics.Error(metrics.DLQProduced)
 			}
 		}
 	}

@@ -62,6 +62,11 @@ type Sink struct {
 	next    map[string]map[int32]kgo.EpochOffset
 	dirty   bool // records were put since the last flush
 	flushFn func(context.Context) error
+	// For the metrics, also under mu: records handed over since the last commit, the partitions
+	// owned, and each one's lag (records behind its high watermark as of its last fetch).
+	uncommitted int
+	owned       int
+	lag         map[string]map[int32]int64
 }
 
 // NewSink returns a sink task; Run starts it.
@@ -75,11 +80,13 @@ func NewSink(cfg SinkConfig) *Sink {
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 500
 	}
+	cfg.Errors.metrics = cfg.Metrics
 	return &Sink{
 		cfg:    cfg,
 		ctl:    newControl(cfg.Paused),
 		log:    cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
 		next:   map[string]map[int32]kgo.EpochOffset{},
+		lag:    map[string]map[int32]int64{},
 		topics: newTopicSet(cfg.ActiveTopics),
 	}
 }
@@ -104,6 +111,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		kgo.ConsumerGroup(s.cfg.GroupID),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
 	)
@@ -185,6 +193,7 @@ func (s *Sink) run(ctx context.Context) error {
 		}
 		if len(recs) > 0 {
 			s.cfg.Metrics.SinkRecordsRead(len(recs))
+			s.recordLag(fetches)
 			d, err := s.prepare(ctx, recs)
 			if err == nil {
 				err = s.puts.send(ctx, d)
@@ -301,6 +310,7 @@ func (s *Sink) prepare(ctx context.Context, recs []*kgo.Record) (delivery, error
 func (s *Sink) handOver(ctx context.Context, d delivery) error {
 	recs, out, index, origin, failed := d.recs, d.out, d.index, d.origin, d.failed
 	if len(out) > 0 {
+		start := time.Now()
 		rejected, err := s.put(ctx, out)
 		if err != nil {
 			return fmt.Errorf("task %s failed in TASK_PUT for records %s..%s: %w", s.cfg.ID, position(recs[0]), position(recs[len(recs)-1]), err)
@@ -308,7 +318,7 @@ func (s *Sink) handOver(ctx context.Context, d delivery) error {
 		for i, e := range rejected {
 			failed = append(failed, failure{index: index[origin[i]], stage: "TASK_PUT", class: "org.apache.kafka.connect.errors.ConnectException", err: e})
 		}
-		s.cfg.Metrics.SinkRecordsPut(len(out) - len(rejected))
+		s.cfg.Metrics.SinkPut(len(out)-len(rejected), time.Since(start))
 	}
 	if len(failed) > 0 {
 		sort.Slice(failed, func(i, j int) bool { return failed[i].index < failed[j].index })
@@ -328,6 +338,7 @@ func (s *Sink) handOver(ctx context.Context, d delivery) error {
 		ps[r.Partition] = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset + 1}
 	}
 	s.dirty = true
+	s.uncommitted += len(recs)
 	s.mu.Unlock()
 	return nil
 }
@@ -343,9 +354,11 @@ func (s *Sink) put(ctx context.Context, batch []wire.Record) (map[int]error, err
 			break
 		}
 		s.log.Info("PUT failed with a retriable error; retrying the same batch", "err", err, "backoff", backoff)
+		s.cfg.Metrics.Error(metrics.OperationFailed)
 		if !sleep(ctx, backoff) {
 			return nil, ctx.Err()
 		}
+		s.cfg.Metrics.Error(metrics.Retried)
 	}
 	if err == nil || !s.cfg.Errors.TolerateAll || !recordLevel(err) {
 		return nil, err
@@ -366,8 +379,12 @@ func (s *Sink) flushAndCommit(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.dirty {
 		s.mu.Unlock()
+		s.cfg.Metrics.OffsetCommit(metrics.CommitSkipped, 0)
 		return nil
 	}
+	start := time.Now()
+	committing := s.uncommitted
+	s.uncommitted = 0
 	offsets := make(map[string]map[int32]kgo.EpochOffset, len(s.next))
 	var tpo []wire.TopicPartitionOffset
 	for t, ps := range s.next {
@@ -386,6 +403,7 @@ func (s *Sink) flushAndCommit(ctx context.Context) error {
 		return tpo[i].Partition < tpo[j].Partition
 	})
 	if err := s.cfg.Plugin.Flush(ctx, tpo); err != nil {
+		s.cfg.Metrics.OffsetCommit(metrics.CommitFailure, time.Since(start))
 		return fmt.Errorf("task %s failed in FLUSH: %w", s.cfg.ID, err)
 	}
 	var commitErr error
@@ -402,15 +420,60 @@ func (s *Sink) flushAndCommit(ctx context.Context) error {
 			}
 		}
 	})
-	s.cfg.Metrics.OffsetCommit(commitResult(commitErr))
+	s.cfg.Metrics.OffsetCommit(commitResult(commitErr), time.Since(start))
 	if commitErr != nil {
 		// The plugin has the records; a failed commit only means they may be delivered again.
 		s.log.Warn("committing consumer offsets failed; records since the last commit may be redelivered", "err", commitErr)
 		s.mu.Lock()
 		s.dirty = true
+		s.uncommitted += committing
 		s.mu.Unlock()
+		return nil
 	}
+	s.cfg.Metrics.SinkCommitted(committing)
 	return nil
+}
+
+// recordLag updates the lag of the partitions a poll returned records of: their high watermark
+// less the offset after the last record fetched. A partition that has caught up reads 0.
+func (s *Sink) recordLag(fetches kgo.Fetches) {
+	if s.cfg.Metrics == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		ps := s.lag[p.Topic]
+		if ps == nil {
+			ps = map[int32]int64{}
+			s.lag[p.Topic] = ps
+		}
+		ps[p.Partition] = max(p.HighWatermark-(p.Records[len(p.Records)-1].Offset+1), 0)
+	})
+	s.publishLag()
+}
+
+// publishLag sets the task's lag metric to the sum over its partitions. Callers hold mu.
+func (s *Sink) publishLag() {
+	total := int64(0)
+	for _, ps := range s.lag {
+		for _, l := range ps {
+			total += l
+		}
+	}
+	s.cfg.Metrics.SinkLag(total)
+}
+
+func (s *Sink) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ps := range assigned {
+		s.owned += len(ps)
+	}
+	s.cfg.Metrics.SinkPartitions(s.owned)
 }
 
 func commitResult(err error) metrics.CommitResult {
@@ -446,11 +509,18 @@ func (s *Sink) forget(parts map[string][]int32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for t, ps := range parts {
+		s.owned -= len(ps)
 		for _, p := range ps {
 			delete(s.next[t], p)
+			delete(s.lag[t], p)
 		}
 		if len(s.next[t]) == 0 {
 			delete(s.next, t)
 		}
+		if len(s.lag[t]) == 0 {
+			delete(s.lag, t)
+		}
 	}
+	s.cfg.Metrics.SinkPartitions(max(s.owned, 0))
+	s.publishLag()
 }

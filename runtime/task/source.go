@@ -72,6 +72,7 @@ func NewSource(cfg SourceConfig) *Source {
 	if cfg.OnState == nil {
 		cfg.OnState = func(connect.State, string) {}
 	}
+	cfg.Errors.metrics = cfg.Metrics
 	s := &Source{
 		cfg:    cfg,
 		ctl:    newControl(cfg.Paused),
@@ -251,6 +252,7 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 			}
 			lastFlush = time.Now()
 		}
+		polledAt := time.Now()
 		recs, err := s.cfg.Plugin.Poll(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -266,7 +268,7 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 			}
 			return fmt.Errorf("task %s failed in TASK_POLL: %w", s.cfg.ID, err)
 		}
-		s.cfg.Metrics.SourceRecordsPolled(len(recs))
+		s.cfg.Metrics.SourcePolled(len(recs), time.Since(polledAt))
 		if len(recs) == 0 {
 			idle = min(max(idle*2, minIdle), maxIdle)
 			if !sleep(ctx, min(idle, time.Until(lastFlush.Add(s.cfg.FlushInterval))+time.Millisecond)) {
@@ -370,8 +372,10 @@ func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
 // every record is acknowledged.
 func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, values [][]byte, produced int) error {
 	b := s.acks.submit(polled, produced)
+	s.cfg.Metrics.SourceSubmitted(produced)
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
+			s.cfg.Metrics.SourceAbandoned(1)
 			s.setFailure(fmt.Errorf("task %s failed in KAFKA_PRODUCE: %w", s.cfg.ID, err))
 			return
 		}
@@ -441,12 +445,13 @@ func (s *Source) commitOffsets(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
 	defer cancel()
+	start := time.Now()
 	if err := s.cfg.Offsets.WriteOffsets(wctx, s.cfg.ID.Connector, offsets); err != nil {
 		s.unflushed = offsets
-		s.cfg.Metrics.OffsetCommit(metrics.CommitFailure)
+		s.cfg.Metrics.OffsetCommit(metrics.CommitFailure, time.Since(start))
 		return fmt.Errorf("writing source offsets: %w", err)
 	}
-	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess)
+	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess, time.Since(start))
 	if err := s.cfg.Plugin.Commit(ctx); err != nil {
 		s.log.Warn("plugin COMMIT failed", "err", err)
 	}

@@ -106,10 +106,11 @@ func (s *Source) commitLocked(ctx context.Context) error {
 	if !t.open {
 		return nil
 	}
+	start := time.Now()
 	fctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
 	defer cancel()
 	fail := func(err error) error {
-		s.cfg.Metrics.OffsetCommit(metrics.CommitFailure)
+		s.cfg.Metrics.OffsetCommit(metrics.CommitFailure, time.Since(start))
 		return fmt.Errorf("task %s failed committing its transaction: %w", s.cfg.ID, err)
 	}
 	if err := cl.Flush(fctx); err != nil {
@@ -146,7 +147,7 @@ func (s *Source) commitLocked(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess)
+	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess, time.Since(start))
 	if err := s.cfg.Plugin.Commit(ctx); err != nil {
 		s.log.Warn("plugin COMMIT failed", "err", err)
 	}

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
@@ -30,4 +31,16 @@ func (w *Worker) withNet(env wasmhost.Env, cfg map[string]string) (_ wasmhost.En
 		env.Net = m
 	}
 	return env, m.Release, nil
+}
+
+// netAllowRule checks a connector's plugin.net.allow at validation: that it parses, and that it
+// narrows the worker's grant rather than reaching beyond it.
+func (w *Worker) netAllowRule(ctx context.Context, v *validation, cfg map[string]string) {
+	raw, ok := cfg[netAllowKey]
+	if !ok {
+		return
+	}
+	if err := w.host.NarrowsNetAllow(ctx, raw); err != nil {
+		v.addError(netAllowKey, fmt.Sprintf("Invalid value %s for configuration %s: %v", raw, netAllowKey, err))
+	}
 }

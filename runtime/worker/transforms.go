@@ -113,13 +113,15 @@ func (w *Worker) chain(ctx context.Context, sess *wasmhost.Session, cfg map[stri
 		return nil, err
 	}
 	var chain task.Chain
-	opened := map[string]task.Predicate{}
+	var fused []wasmhost.ChainStep
+	opened := map[string]*wasmhost.Object{}
 	for _, s := range specs {
 		t, err := sess.Open(ctx, s.plugin, wire.RoleTransformation, s.config)
 		if err != nil {
 			return nil, fmt.Errorf("configuring transform %s (%s): %w", s.alias, s.plugin.Class, err)
 		}
 		step := task.Step{Alias: s.alias, Class: s.plugin.Class, Transform: t, Negate: s.negate}
+		fstep := wasmhost.ChainStep{Transform: t, Negate: s.negate}
 		if s.predicate != nil {
 			p, ok := opened[s.predicate.alias]
 			if !ok {
@@ -130,9 +132,14 @@ func (w *Worker) chain(ctx context.Context, sess *wasmhost.Session, cfg map[stri
 				p = obj
 				opened[s.predicate.alias] = p
 			}
-			step.Predicate = p
+			step.Predicate, fstep.Predicate = p, p
 		}
 		chain = append(chain, step)
+		fused = append(fused, fstep)
+	}
+	// One guest call for the whole chain when its plugins share an instance that can run it.
+	if fc := wasmhost.NewChain(fused); fc != nil {
+		chain[0].Fused = fc
 	}
 	return chain, nil
 }

@@ -53,6 +53,7 @@ func InvalidConfig(infos connect.ConfigInfos) error {
 //     keys for each alias, with the transformation's or predicate's own keys;
 //   - a sink's topics / topics.regex / dead letter queue rules, and, in a distributed worker, a
 //     consumer group equal to the worker's group.id;
+//   - a connector's own plugin.net.allow: it parses and narrows the worker's grant;
 //   - the plugin's own keys, with the host's checks and the plugin's VALIDATE; a plugin key
 //     replaces a framework key of the same name, in its place;
 //   - for a key.converter or value.converter the config sets, the converter's own keys under the
@@ -95,6 +96,7 @@ func (w *Worker) ValidateConfig(ctx context.Context, cfg map[string]string) (con
 		w.exactlyOnceRule(v, cfg)
 	}
 	w.clientOverrideRule(v, cfg, typ)
+	w.netAllowRule(ctx, v, cfg)
 	v.groups = v.definedGroups()
 
 	// The plugin's keys and checks (Kafka: connector.config() and connector.validate()).

@@ -227,11 +227,30 @@ func (w *Worker) StopTasks(ids ...connect.TaskID) {
 func (w *Worker) Stop() { w.StopTasks(w.Tasks()...) }
 
 func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onState task.StateFunc) (err error) {
+	p, typ, err := w.ResolveConnector(r.connCfg)
+	// The task's metrics exist from the start, so that its plugins' calls are observed from OPEN
+	// on and a task that fails to start shows as failed.
+	var m *metrics.Task
+	if w.metrics != nil {
+		ctyp := typ
+		if err != nil {
+			ctyp = connect.TypeUnknown
+		}
+		m = w.metrics.Task(id, ctyp)
+		defer m.Unregister()
+		report := onState
+		onState = func(st connect.State, trace string) { m.SetState(st); report(st, trace) }
+	}
+	started := false
+	defer func() {
+		if !started {
+			w.metrics.TaskStartup(false)
+		}
+	}()
 	fail := func(err error) error {
 		onState(connect.StateFailed, err.Error())
 		return err
 	}
-	p, typ, err := w.ResolveConnector(r.connCfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -268,7 +287,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	}
 	env, release, err := w.withNet(wasmhost.Env{
 		Connector: id.Connector, Task: id.Task, Logger: w.log,
-		Offsets: offsetReader{w.offsets, id.Connector},
+		Offsets: offsetReader{w.offsets, id.Connector}, Calls: callMetrics(m),
 	}, connCfg)
 	if err != nil {
 		return fail(err)
@@ -297,13 +316,6 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		return fail(err)
 	}
 	defer closePolicy()
-	var m *metrics.Task
-	if w.metrics != nil {
-		m = w.metrics.Task(id, typ)
-		defer m.Unregister()
-		report := onState
-		onState = func(st connect.State, trace string) { m.SetState(st); report(st, trace) }
-	}
 	r.mu.Lock()
 	paused := r.paused
 	r.mu.Unlock()
@@ -317,6 +329,8 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			Transactions: txns,
 		})
 		w.attach(r, src)
+		started = true
+		w.metrics.TaskStartup(true)
 		return src.Run(ctx)
 	default:
 		settings, err := w.client(id, connCfg, kafkaclient.Consumer)
@@ -337,6 +351,8 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			ActiveTopics: w.activeTopics(id),
 		})
 		w.attach(r, sink)
+		started = true
+		w.metrics.TaskStartup(true)
 		return sink.Run(ctx)
 	}
 }
@@ -389,6 +405,21 @@ func (w *Worker) attach(r *running, p interface{ SetPaused(bool) }) {
 	defer r.mu.Unlock()
 	r.pauser = p
 	p.SetPaused(r.paused)
+}
+
+// taskCalls lets a task's metrics observe its session's guest calls (wasmhost.CallMetrics).
+type taskCalls struct{ m *metrics.Task }
+
+func (c taskCalls) Plugin(plugin, module string) wasmhost.PluginCalls {
+	return c.m.Plugin(plugin, module)
+}
+
+// callMetrics returns the observer of a task's guest calls, nil without metrics.
+func callMetrics(m *metrics.Task) wasmhost.CallMetrics {
+	if m == nil {
+		return nil
+	}
+	return taskCalls{m}
 }
 
 // offsetReader gives a plugin session read access to its connector's offsets.

@@ -4,7 +4,7 @@
 // A plugin implements SourceConnector and SourceTask, SinkConnector and SinkTask, Converter,
 // Transformation or Predicate, and registers them from an init function with RegisterSource,
 // RegisterSink, RegisterConverter, RegisterTransformation or RegisterPredicate. One module may
-// register several plugins (plugins/transforms registers all of Kafka's standard transformations).
+// register several plugins (as plugins/transforms, in Rust, registers all of Kafka's standard transformations).
 // A transformation sees one record at a time and the SDK batches: it tells the host which input
 // each output came from, which records were dropped, unchanged or failed (sdk/ABI.md §5.6). The
 // package connect (sdk/go/connect) reads and writes keys and values as Connect data: schemas,

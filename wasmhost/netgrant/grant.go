@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -160,4 +161,64 @@ func (g Grant) Allows(ctx context.Context, lookup Lookup, dst netip.AddrPort) (b
 		}
 	}
 	return false, lookupErr
+}
+
+// Outside returns the entries of inner that g does not wholly grant, as Parse reads them: a
+// connector's plugin.net.allow may narrow the worker's, and an entry that reaches beyond it would
+// grant nothing more (a destination must be in both) while looking as if it did. An entry is
+// within g when an entry of g has its port (or any port) and holds its address or range; a name is
+// within g when g has the same name, or holds every address the name resolves to now.
+func (g Grant) Outside(ctx context.Context, lookup Lookup, inner Grant) []string {
+	var out []string
+	for _, e := range inner.entries {
+		if !g.holds(ctx, lookup, e) {
+			out = append(out, Grant{entries: []entry{e}}.String())
+		}
+	}
+	return out
+}
+
+func (g Grant) holds(ctx context.Context, lookup Lookup, e entry) bool {
+	var addrs []netip.Addr // e's addresses, for a name: resolved once, when needed
+	resolved := false
+	for _, w := range g.entries {
+		if w.port != 0 && w.port != e.port {
+			continue
+		}
+		switch {
+		case e.name != "" && w.name == e.name:
+			return true
+		case e.name == "" && w.name == "":
+			if w.prefix.Addr().Is4() == e.prefix.Addr().Is4() && w.prefix.Bits() <= e.prefix.Bits() && w.prefix.Contains(e.prefix.Addr()) {
+				return true
+			}
+		case e.name == "" && e.prefix.IsSingleIP():
+			// A name of g holds an address if it resolves to it.
+			ws, err := lookup(ctx, w.name)
+			if err == nil && slices.ContainsFunc(ws, func(a netip.Addr) bool { return a.Unmap() == e.prefix.Addr() }) {
+				return true
+			}
+		case e.name != "" && w.name == "":
+			if !resolved {
+				resolved = true
+				if as, err := lookup(ctx, e.name); err == nil {
+					addrs = as
+				}
+			}
+			if len(addrs) > 0 && !slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !g.holdsAddr(a.Unmap(), e.port) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsAddr reports whether an address or range entry of g holds a on port (0: every port).
+func (g Grant) holdsAddr(a netip.Addr, port uint16) bool {
+	for _, w := range g.entries {
+		if w.name == "" && (w.port == 0 || w.port == port) && w.prefix.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

@@ -85,3 +85,47 @@ func TestAllows(t *testing.T) {
 		t.Error("the empty grant allows 127.0.0.1:5432")
 	}
 }
+
+func TestOutside(t *testing.T) {
+	lookup := func(_ context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "db.test":
+			return []netip.Addr{netip.MustParseAddr("10.0.0.5")}, nil
+		case "wide.test":
+			return []netip.Addr{netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("172.16.0.1")}, nil
+		case "local.test":
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	worker, err := Parse("127.0.0.1:5432, 10.0.0.0/8:*, db.test:6543, [::1]:*, local.test:80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ connector, outside string }{
+		{"", ""},
+		{"127.0.0.1:5432", ""},
+		{"127.0.0.1:5433", "127.0.0.1:5433"}, // another port
+		{"127.0.0.1:*", "127.0.0.1:*"},       // every port of a one-port grant
+		{"10.1.0.0/16:443, 10.2.3.4:*", ""},  // within the range, on any port
+		{"10.0.0.0/7:443", "10.0.0.0/7:443"}, // a wider range
+		{"db.test:6543, db.test:5432", ""},   // the same name; a name that resolves within a range
+		{"wide.test:443", "wide.test:443"},   // a name that also resolves outside
+		{"gone.test:1", "gone.test:1"},       // a name that does not resolve
+		{"127.0.0.1:80", ""},                 // an address a name of the grant resolves to
+		{"[::1]:5432, [::2]:1", "[::2]:1"},   // IPv6
+		{"[::ffff:10.0.0.1]:1", ""},          // IPv4-mapped is IPv4
+		{"0.0.0.0/0:5432, [::/0]:*", "0.0.0.0/0:5432, [::/0]:*"},
+	} {
+		c, err := Parse(tc.connector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(worker.Outside(context.Background(), lookup, c), ", "); got != tc.outside {
+			t.Errorf("Outside(%q) = %q, want %q", tc.connector, got, tc.outside)
+		}
+	}
+	if got := (Grant{}).Outside(context.Background(), lookup, worker); len(got) != 5 {
+		t.Errorf("the empty grant holds some of %s: outside %v", worker, got)
+	}
+}

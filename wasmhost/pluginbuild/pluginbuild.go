@@ -105,7 +105,8 @@ func tempDir(pattern string) (string, error) {
 }
 
 // build builds the package in directory pkg of the module and returns the module's path: a Rust
-// crate if the directory holds a Cargo.toml, else a Go package.
+// crate if the directory holds a Cargo.toml, a C, AssemblyScript or Zig plugin (lang.go), else a
+// Go package.
 func build(pkg string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -116,8 +117,15 @@ func build(pkg string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, path.Base(pkg)+".wasm")
-	if _, err := os.Stat(filepath.Join(root, pkg, "Cargo.toml")); err == nil {
+	switch language(filepath.Join(root, pkg)) {
+	case "rust":
 		return out, buildRust(root, pkg, out)
+	case "c":
+		return out, buildC(root, pkg, out)
+	case "assemblyscript":
+		return out, buildAssemblyScript(root, pkg, out)
+	case "zig":
+		return out, buildZig(root, pkg, out)
 	}
 	cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./"+pkg)
 	cmd.Dir = root

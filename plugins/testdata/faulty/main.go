@@ -9,12 +9,16 @@ import (
 	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
 )
 
+// version is the plugin's version, which its records carry in a faulty.version header; the hot
+// reload test builds a second version with -ldflags=-X=main.version=2.0.0.
+var version = "1.0.0"
+
 func init() {
 	sdk.RegisterSource(sdk.Info{
 		Name:    "Faulty",
 		Class:   "wasmconnect.testing.FaultySource",
 		Aliases: []string{"FaultySource"},
-		Version: "1.0.0",
+		Version: version,
 		Config: []sdk.ConfigDef{
 			{Name: "fault", Default: new("none"), Importance: sdk.High, Validator: sdk.OneOf("none", "trap", "loop", "oom", "panic", "fs"),
 				Documentation: "What to do on poll after.polls+1: none, trap, loop, oom, panic or fs."},
@@ -116,6 +120,7 @@ func (t *task) Poll() ([]sdk.SourceRecord, error) {
 	return []sdk.SourceRecord{{
 		Topic:           t.topic,
 		Value:           sdk.String(fmt.Sprintf("poll %d", t.polls)),
+		Headers:         []sdk.Header{{Key: "faulty.version", Value: sdk.String(version)}},
 		Timestamp:       time.Now(),
 		SourcePartition: map[string]any{"faulty": t.ctx.Connector(), "task": t.ctx.Task()},
 		SourceOffset:    map[string]any{"poll": t.polls},

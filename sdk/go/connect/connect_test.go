@@ -314,3 +314,28 @@ func TestReadPayload(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSchemaManyFields: every field of a struct with more than 8 fields (where FieldIndex
+// switches to a map) is found, and its payload read.
+func TestParseSchemaManyFields(t *testing.T) {
+	schema, payload := `{"type":"struct","optional":false,"fields":[`, `{`
+	for i := range 12 {
+		if i > 0 {
+			schema, payload = schema+",", payload+","
+		}
+		schema += fmt.Sprintf(`{"field":"f%d","type":"int32","optional":false}`, i)
+		payload += fmt.Sprintf(`"f%d":%d`, i, i)
+	}
+	s, v, err := Decode(wire.JSON([]byte(schema+"]}"), []byte(payload+"}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if got := s.FieldIndex(fmt.Sprintf("f%d", i)); got != i {
+			t.Errorf("FieldIndex(f%d) = %d", i, got)
+		}
+		if got := v.(*Struct).GetAt(i); got != int32(i) {
+			t.Errorf("field f%d = %v, want %d", i, got, i)
+		}
+	}
+}

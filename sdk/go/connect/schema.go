@@ -366,15 +366,19 @@ func buildSchema(v any) (*Schema, error) {
 		if !ok {
 			return nil, fmt.Errorf(`Struct schema's "fields" argument is not an array.`)
 		}
+		// Duplicates are found with a set of its own: FieldIndex would build the schema's name index
+		// from the fields read so far, and the fields after them would never be found.
+		seen := make(map[string]bool, len(fields))
 		for _, f := range fields {
 			fm, _ := f.(map[string]any)
 			name, ok := fm["field"].(string)
 			if !ok {
 				return nil, fmt.Errorf("Struct schema's field name not specified properly")
 			}
-			if s.FieldIndex(name) >= 0 {
+			if seen[name] {
 				return nil, fmt.Errorf("Cannot create field because of field name duplication %s", name)
 			}
+			seen[name] = true
 			fs, err := buildSchema(fm)
 			if err != nil {
 				return nil, err

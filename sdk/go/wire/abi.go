@@ -46,6 +46,8 @@ func (o Op) String() string {
 		return "TRANSFORM"
 	case OpTest:
 		return "TEST"
+	case OpTransformChain:
+		return "TRANSFORM_CHAIN"
 	}
 	return "UNKNOWN"
 }
@@ -93,6 +95,8 @@ const (
 type Descriptor struct {
 	ABI     int                `json:"abi"`
 	Plugins []PluginDescriptor `json:"plugins"`
+	// TransformChain says the module runs TRANSFORM_CHAIN (sdk/ABI.md §4).
+	TransformChain bool `json:"transform_chain,omitempty"`
 }
 
 // PluginDescriptor describes one plugin of a module.

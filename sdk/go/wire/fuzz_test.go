@@ -8,8 +8,8 @@ import (
 // The host decodes what guests return: every byte of a result is the guest's to choose. These
 // targets check that no input makes a decoder panic or allocate beyond what the input can hold,
 // and that what decodes re-encodes to the same bytes, so the two sides cannot disagree on a
-// layout (see also FuzzDecodeRecords and FuzzDecodeTransformResult). `go test -run ^$ -fuzz
-// FuzzDecodeBatches ./sdk/go/wire/` runs one for longer.
+// layout (see also FuzzDecodeRecords and FuzzDecodeTransformResult). `go -C sdk/go test -run ^$ -fuzz
+// FuzzDecodeBatches ./wire/` (sdk/go is a module of its own) runs one for longer.
 
 func FuzzDecodeBatches(f *testing.F) {
 	f.Add(AppendDataBatch(nil, []TopicData{{Topic: "t", Value: String("v")}, {Value: Null()}}))

@@ -22,6 +22,7 @@ pub const OP_FROM_CONNECT: i32 = 9;
 pub const OP_TO_CONNECT: i32 = 10;
 pub const OP_TRANSFORM: i32 = 11;
 pub const OP_TEST: i32 = 12;
+pub const OP_TRANSFORM_CHAIN: i32 = 13;
 
 fn op_name(op: i32) -> &'static str {
     match op {
@@ -37,6 +38,7 @@ fn op_name(op: i32) -> &'static str {
         OP_TO_CONNECT => "TO_CONNECT",
         OP_TRANSFORM => "TRANSFORM",
         OP_TEST => "TEST",
+        OP_TRANSFORM_CHAIN => "TRANSFORM_CHAIN",
         _ => "UNKNOWN",
     }
 }
@@ -205,6 +207,21 @@ impl Object {
     }
 }
 
+impl crate::chain::Objects for HashMap<i32, Object> {
+    fn transformation(&mut self, h: i32) -> Option<&mut dyn Transformation> {
+        match self.get_mut(&h) {
+            Some(Object::Transformation { t, .. }) => Some(t.as_mut()),
+            _ => None,
+        }
+    }
+    fn predicate(&mut self, h: i32) -> Option<&mut dyn Predicate> {
+        match self.get_mut(&h) {
+            Some(Object::Predicate { pred, .. }) => Some(pred.as_mut()),
+            _ => None,
+        }
+    }
+}
+
 /// Dispatches the ABI's operations to a module's plugins.
 pub struct Dispatcher {
     plugins: Vec<Plugin>,
@@ -235,6 +252,9 @@ impl Dispatcher {
         let mut desc = BTreeMap::new();
         desc.insert("abi".to_string(), Value::Int(crate::abi::VERSION as i64));
         desc.insert("plugins".to_string(), Value::Array(m.plugins.iter().map(|p| p.descriptor()).collect()));
+        if m.plugins.iter().any(|p| p.kind() == Kind::Transformation) {
+            desc.insert("transform_chain".to_string(), Value::Bool(true)); // runs TRANSFORM_CHAIN (chain.rs)
+        }
         let desc = Value::Object(desc).to_json().into_bytes();
         Dispatcher { plugins: m.plugins, by_name, objects: HashMap::new(), next: 0, desc, out: Vec::new() }
     }
@@ -267,6 +287,13 @@ impl Dispatcher {
                 return Ok(&self.out);
             }
             _ => {}
+        }
+        if op == OP_TRANSFORM_CHAIN {
+            if h != 0 {
+                return Err(Error::new(format!("TRANSFORM_CHAIN takes handle 0, got {}", h)));
+            }
+            crate::chain::transform_chain(&mut self.objects, input, &mut self.out)?;
+            return Ok(&self.out);
         }
         if !self.objects.contains_key(&h) {
             if !(OP_OPEN..=OP_TEST).contains(&op) {
@@ -483,8 +510,15 @@ fn from_connect(conv: &mut dyn Converter, input: &[u8], out: &mut Vec<u8>) -> Re
         if let Some(e) = d.err() {
             return Err(Error::new(e));
         }
-        let b = conv.from_connect(topic, &v)?;
-        wire::put_nullable_bytes(out, b.as_deref());
+        let at = out.len();
+        wire::put_u32(out, 0);
+        if conv.write_from_connect(topic, &v, out)? {
+            let n = out.len() - at - 4;
+            wire::patch_u32(out, at, n as u32);
+        } else {
+            out.truncate(at);
+            wire::put_nullable_bytes(out, None);
+        }
     }
     d.finish("data batch")?;
     Ok(())
@@ -501,9 +535,8 @@ fn to_connect(conv: &mut dyn Converter, input: &[u8], out: &mut Vec<u8>) -> Resu
         if let Some(e) = d.err() {
             return Err(Error::new(e));
         }
-        let v = conv.to_connect(topic, b)?;
         wire::put_bytes(out, topic.as_bytes());
-        wire::put_data(out, &v);
+        conv.write_to_connect(topic, b, out)?;
     }
     d.finish("bytes batch")?;
     Ok(())

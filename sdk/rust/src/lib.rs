@@ -14,7 +14,9 @@
 //! ```
 
 pub mod abi;
+pub mod chain;
 pub mod config;
+pub mod connect;
 pub mod context;
 pub mod dispatch;
 pub mod error;

@@ -88,6 +88,28 @@ pub trait Converter {
     fn configure(&mut self, cfg: &Config, is_key: bool) -> Result<()>;
     fn from_connect(&mut self, topic: &str, value: &Data<'_>) -> Result<Option<Vec<u8>>>;
     fn to_connect(&mut self, topic: &str, bytes: Option<&[u8]>) -> Result<Data<'static>>;
+
+    /// `from_connect` writing the bytes straight to the end of the result batch `out`, which
+    /// FROM_CONNECT calls: `Ok(false)` is a Kafka null (nothing written). Override it to convert
+    /// without a `Vec` per record; the default calls `from_connect`.
+    fn write_from_connect(&mut self, topic: &str, value: &Data<'_>, out: &mut Vec<u8>) -> Result<bool> {
+        match self.from_connect(topic, value)? {
+            None => Ok(false),
+            Some(b) => {
+                out.extend_from_slice(&b);
+                Ok(true)
+            }
+        }
+    }
+
+    /// `to_connect` writing the data value (sdk/ABI.md §5.1, as `wire::put_data`) straight to the
+    /// end of the result batch `out`, which TO_CONNECT calls. Override it to convert without an
+    /// owned `Data` per record; the default calls `to_connect`.
+    fn write_to_connect(&mut self, topic: &str, bytes: Option<&[u8]>, out: &mut Vec<u8>) -> Result<()> {
+        let v = self.to_connect(topic, bytes)?;
+        wire::put_data(out, &v);
+        Ok(())
+    }
 }
 
 /// What a transformation does with one record.

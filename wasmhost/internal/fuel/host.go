@@ -49,6 +49,7 @@ type Meter struct {
 	mod      api.Module
 	fuel     api.MutableGlobal
 	deadline time.Time
+	refills  int64 // since Start
 }
 
 // NewMeter attaches a Meter to mod, an instance of an instrumented module.
@@ -72,7 +73,16 @@ func NewMeter(mod api.Module) (*Meter, error) {
 // every call.
 func (m *Meter) Start(deadline time.Time) {
 	m.deadline = deadline
+	m.refills = 0
 	m.fuel.Set(DefaultQuantum)
+}
+
+// Used returns the fuel the call since Start has burned: one unit per function entry or loop
+// iteration. It costs one global read, cheap enough to ask after every call.
+func (m *Meter) Used() uint64 {
+	left := int64(m.fuel.Get()) // the counter is an i64; it may have gone just below zero
+	used := m.refills*DefaultQuantum + DefaultQuantum - left
+	return uint64(max(used, 0))
 }
 
 // Close detaches the meter from its instance.
@@ -105,6 +115,7 @@ func refill(ctx context.Context, mod api.Module, _ []uint64) {
 		panic(err)
 	}
 	if m != nil {
+		m.refills++
 		m.fuel.Set(DefaultQuantum)
 		return
 	}

@@ -1,0 +1,181 @@
+//go:build e2e
+
+package main
+
+// End-to-end tests of wasmconnect plugin inspect and check, on the built-in plugins and on broken
+// and foreign modules.
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
+)
+
+// brokenModules is foreignModules plus trap_call.wasm, which loads but traps on every call.
+func brokenModules(t *testing.T) (dir string, want map[string]string) {
+	t.Helper()
+	dir = t.TempDir()
+	want = foreignModules(t, dir)
+	wat2wasm, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		pluginbuild.Missing(t, "wat2wasm", "apt-get install wabt")
+	}
+	src := filepath.Join("..", "..", "plugins", "testdata", "foreign", "trap_call.wat")
+	if out, err := exec.Command(wat2wasm, src, "-o", filepath.Join(dir, "trap_call.wasm")).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm: %v\n%s", err, out)
+	}
+	return dir, want
+}
+
+func TestPluginInspect(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"file.wasm", []string{"abi      1", "source org.apache.kafka.connect.file.FileStreamSourceConnector", "name FileStreamSource, version 1.0.0",
+			"config file: STRING", "config topic: STRING, no default, required", "imports  ", "wasi_snapshot_preview1.", "wc_call (i32, i32, i32, i32) -> i64"}},
+		{"converters.wasm", []string{"converter org.apache.kafka.connect.json.JsonConverter", "config schemas.enable: BOOLEAN, default \"true\""}},
+		{"transforms.wasm", []string{"transformation org.apache.kafka.connect.transforms.InsertField$Value", "predicate org.apache.kafka.connect.transforms.predicates.HasHeaderKey"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			out, stderr, code := runCLI(t, "plugin", "inspect", filepath.Join(pluginDir, tc.file))
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	out, _, code := runCLI(t, "plugin", "inspect", "--json", filepath.Join(pluginDir, "file.wasm"))
+	var info struct {
+		ABI     int
+		Imports []string
+		Plugins []struct{ Class, Kind, Version string }
+	}
+	if err := json.Unmarshal([]byte(out), &info); code != 0 || err != nil || info.ABI != 1 || len(info.Plugins) != 2 || len(info.Imports) == 0 {
+		t.Errorf("--json: exit %d, %v, %+v", code, err, info)
+	}
+
+	dir, want := brokenModules(t)
+	for name, reason := range want {
+		out, stderr, code := runCLI(t, "plugin", "inspect", filepath.Join(dir, name))
+		if code != 1 || !strings.Contains(out+stderr, reason) {
+			t.Errorf("inspect %s: exit %d, want 1 and %q:\n%s%s", name, code, reason, out, stderr)
+		}
+	}
+	out, _, code = runCLI(t, "plugin", "inspect", filepath.Join(dir, "command.wasm"))
+	if !strings.Contains(out, "wasi_snapshot_preview1.proc_exit (i32)") || !strings.Contains(out, "_start ()") {
+		t.Errorf("inspect of a WASI command lists its imports and exports anyway:\n%s", out)
+	}
+}
+
+func TestPluginCheck(t *testing.T) {
+	outs := map[string]string{}
+	for _, file := range []string{"file.wasm", "converters.wasm", "transforms.wasm"} {
+		t.Run(file, func(t *testing.T) {
+			out, stderr, code := runCLI(t, "plugin", "check", filepath.Join(pluginDir, file))
+			outs[file] = out
+			if code != 0 || strings.Contains(out, "FAIL") || !strings.Contains(out, "checks passed") {
+				t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+			}
+			for _, w := range []string{"ok    load: ", "ok    descriptor", "ok    unknown op: error result", "ok    after errors"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	for file, w := range map[string]string{
+		"converters.wasm": "ok    CONVERTER JsonConverter: FROM_CONNECT and TO_CONNECT round trip",
+		"transforms.wasm": "ok    TRANSFORMATION InsertField$Value: TRANSFORM of 2 records",
+		"file.wasm":       "ok    SOURCE FileStreamSource: TASK_CONFIGS gave 1 task; its OPEN is refused cleanly",
+	} {
+		if !strings.Contains(outs[file], w) {
+			t.Errorf("%s: output lacks %q:\n%s", file, w, outs[file])
+		}
+	}
+
+	dir, want := brokenModules(t)
+	want["command.wasm"] = "hint: build the module as a library (reactor)"
+	want["component.wasm"] = "hint: this looks like a component-model binary"
+	want["trap_call.wasm"] = "the module trapped (a panic or a WebAssembly fault) where it must return an error result"
+	for name, reason := range want {
+		out, stderr, code := runCLI(t, "plugin", "check", "--call-timeout", "2s", filepath.Join(dir, name))
+		if name == "dangling.wasm" { // nothing to load: the command says so and stops
+			if code != 1 || !strings.Contains(stderr, reason) {
+				t.Errorf("check %s: exit %d, want 1 and %q:\n%s%s", name, code, reason, out, stderr)
+			}
+			continue
+		}
+		if code != 1 || !strings.Contains(out, "FAIL  ") || !strings.Contains(out, reason) || !strings.Contains(stderr, "problem(s)") {
+			t.Errorf("check %s: exit %d, want 1, a FAIL line and %q:\n%s%s", name, code, reason, out, stderr)
+		}
+	}
+	out, _, _ := runCLI(t, "plugin", "check", filepath.Join(dir, "trap_call.wasm"))
+	for _, w := range []string{"FAIL  VALIDATE Trapping", "FAIL  unknown op: an unknown op must return an error result", "FAIL  SOURCE Trapping", "wasm error: unreachable"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("check of a trapping module lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// plugin new writes a skeleton per language that builds, passes its own test and plugin check,
+// and, in Go, depends on the SDK module alone.
+func TestPluginNew(t *testing.T) {
+	sdk, err := filepath.Abs(filepath.Join("..", "..", "sdk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		pluginbuild.Missing(t, "make", "apt-get install make")
+	}
+	for _, lang := range []string{"go", "rust"} {
+		t.Run(lang, func(t *testing.T) {
+			if lang == "rust" {
+				if _, err := pluginbuild.Rustc(); err != nil {
+					pluginbuild.Missing(t, "rustc for wasm32-wasi", pluginbuild.RustInstall)
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "my-upper")
+			out, stderr, code := runCLI(t, "plugin", "new", "--lang", lang, "--sdk", sdk, "--dir", dir, "my-upper")
+			if code != 0 || !strings.Contains(out, "com.example.MyUpper") {
+				t.Fatalf("plugin new: exit %d: %s%s", code, out, stderr)
+			}
+			for _, target := range []string{"test", "my-upper.wasm"} {
+				cmd := exec.Command("make", target)
+				cmd.Dir = dir
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("make %s: %v\n%s", target, err, b)
+				}
+			}
+			out, stderr, code = runCLI(t, "plugin", "check", filepath.Join(dir, "my-upper.wasm"))
+			if code != 0 || !strings.Contains(out, "ok    TRANSFORMATION MyUpper: TRANSFORM of 2 records: 2 out") {
+				t.Fatalf("plugin check of the skeleton: exit %d:\n%s%s", code, out, stderr)
+			}
+			if lang == "go" {
+				cmd := exec.Command("go", "list", "-m", "all")
+				cmd.Dir = dir
+				b, err := cmd.Output()
+				if mods := strings.Split(strings.TrimSpace(string(b)), "\n"); err != nil || len(mods) != 2 || !strings.HasPrefix(mods[1], "github.com/wasmconnect/wasmconnect/sdk/go ") {
+					t.Errorf("the skeleton's build list is %q (%v), want itself and the SDK", mods, err)
+				}
+			}
+		})
+	}
+	_, stderr, code := runCLI(t, "plugin", "new", "--lang", "cobol", "--sdk", sdk, "x")
+	if code != 1 || !strings.Contains(stderr, `--lang "cobol": the languages with a template are go, rust`) {
+		t.Errorf("an unknown language: exit %d: %s", code, stderr)
+	}
+	existing := t.TempDir()
+	_, stderr, code = runCLI(t, "plugin", "new", "--lang", "go", "--sdk", sdk, "--dir", existing, "x")
+	if code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Errorf("an existing directory: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,154 @@
+//! RegexRouter, TimestampRouter and Filter.
+
+use crate::common::*;
+use crate::datefmt::Layout;
+use crate::regex::{self, Piece, Regex};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use wasmconnect::config::{ConfigDef, Importance};
+use wasmconnect::{Config, Error, Outcome, Record, Result, Transformation};
+
+pub fn regex_router_defs() -> Vec<ConfigDef> {
+    vec![
+        ConfigDef::new("regex").required().importance(Importance::High).validator(valid_regex).doc("Regular expression to use for matching."),
+        ConfigDef::new("replacement").required().importance(Importance::High).doc("Replacement string."),
+    ]
+}
+
+pub fn timestamp_router_defs() -> Vec<ConfigDef> {
+    vec![
+        ConfigDef::new("topic.format")
+            .default("${topic}-${timestamp}")
+            .importance(Importance::High)
+            .doc("Format string which can contain <code>${topic}</code> and <code>${timestamp}</code> as placeholders for the topic and timestamp, respectively."),
+        ConfigDef::new("timestamp.format").default("yyyyMMdd").importance(Importance::High).doc("Format string for the timestamp that is compatible with <code>java.text.SimpleDateFormat</code>."),
+    ]
+}
+
+pub fn valid_regex(v: &str) -> std::result::Result<(), String> {
+    Regex::new(v).map(|_| ()).map_err(|e| format!("Invalid regex: {}", e))
+}
+
+/// A result per topic: a batch has few topics, and a regular expression costs far more than a
+/// lookup. The last topic is checked first, without hashing.
+#[derive(Default)]
+pub struct TopicMemo<T> {
+    last: Option<(String, T)>,
+    m: HashMap<String, T>,
+}
+
+impl<T: Clone> TopicMemo<T> {
+    pub fn get(&mut self, topic: &str, compute: impl FnOnce(&str) -> T) -> T {
+        if let Some((t, v)) = &self.last {
+            if t == topic {
+                return v.clone();
+            }
+        }
+        let v = match self.m.get(topic) {
+            Some(v) => v.clone(),
+            None => {
+                let v = compute(topic);
+                if self.m.len() >= 1024 {
+                    self.m.clear();
+                }
+                self.m.insert(topic.to_string(), v.clone());
+                v
+            }
+        };
+        self.last = Some((topic.to_string(), v.clone()));
+        v
+    }
+}
+
+// ---- RegexRouter ----------------------------------------------------------------------------
+
+pub struct RegexRouter {
+    re: Option<Regex>,
+    replacement: Vec<Piece>,
+    /// The new topic, None when it stays.
+    routes: TopicMemo<Option<String>>,
+}
+
+impl RegexRouter {
+    pub fn new() -> RegexRouter {
+        RegexRouter { re: None, replacement: Vec::new(), routes: TopicMemo::default() }
+    }
+}
+
+impl Transformation for RegexRouter {
+    fn configure(&mut self, cfg: &Config) -> Result<()> {
+        let re = Regex::new(get(cfg, "regex")).map_err(|e| Error::invalid_config("regex", get(cfg, "regex"), &format!("Invalid regex: {}", e)))?;
+        self.replacement = regex::parse_replacement(get(cfg, "replacement"), &re).map_err(|e| Error::invalid_config("replacement", get(cfg, "replacement"), &e))?;
+        self.re = Some(re);
+        Ok(())
+    }
+
+    fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
+        let (re, rep) = (self.re.as_ref(), &self.replacement);
+        let route = self.routes.get(&r.topic, |topic| {
+            let groups = re?.captures(topic)?;
+            let t = regex::expand(rep, topic, &groups);
+            if t == topic {
+                None
+            } else {
+                Some(t)
+            }
+        });
+        Ok(match route {
+            None => Outcome::Unchanged,
+            Some(t) => {
+                let mut out = r.clone();
+                out.topic = Cow::Owned(t);
+                Outcome::Record(out)
+            }
+        })
+    }
+}
+
+// ---- TimestampRouter ------------------------------------------------------------------------
+
+pub struct TimestampRouter {
+    format: String,
+    layout: Option<Layout>,
+}
+
+impl TimestampRouter {
+    pub fn new() -> TimestampRouter {
+        TimestampRouter { format: String::new(), layout: None }
+    }
+}
+
+impl Transformation for TimestampRouter {
+    fn configure(&mut self, cfg: &Config) -> Result<()> {
+        self.format = cfg.get("topic.format").cloned().unwrap_or_else(|| "${topic}-${timestamp}".to_string());
+        let f = cfg.get("timestamp.format").map(String::as_str).unwrap_or("yyyyMMdd");
+        self.layout = Some(Layout::parse(f).map_err(|e| Error::invalid_config("timestamp.format", f, &e))?);
+        Ok(())
+    }
+
+    fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
+        if r.timestamp < 0 {
+            return Err(Error::new(format!("Timestamp missing on record: topic={} partition={}", r.topic, r.partition)));
+        }
+        let ts = self.layout.as_ref().map(|l| l.format(r.timestamp)).unwrap_or_default();
+        let topic = self.format.replace("${topic}", &r.topic).replace("${timestamp}", &ts);
+        let mut out = r.clone();
+        out.topic = Cow::Owned(topic);
+        Ok(outcome(r, out))
+    }
+}
+
+// ---- Filter ---------------------------------------------------------------------------------
+
+/// Drops every record it is applied to; used with a predicate.
+pub struct Filter;
+
+impl Transformation for Filter {
+    fn configure(&mut self, _cfg: &Config) -> Result<()> {
+        Ok(())
+    }
+
+    fn apply<'a>(&mut self, _r: &Record<'a>) -> Result<Outcome<'a>> {
+        Ok(Outcome::Drop)
+    }
+}

@@ -1,0 +1,154 @@
+//! TRANSFORM_CHAIN (sdk/ABI.md §4, §5.8): a connector's whole transform chain, each
+//! transformation with the predicate that selects its records, applied to a batch in one call.
+//! The records stay in the guest between the steps: the batch crosses the boundary once each way
+//! instead of once per step, and a record no step changes is never encoded again. The semantics
+//! are those of the host running the steps one TRANSFORM (and TEST) at a time: a step sees the
+//! output of the one before, a record its predicate fails on is failed and leaves the chain, the
+//! offset and source partition and offset of a record are its input's at every step.
+
+use crate::error::{Error, Result};
+use crate::plugin::{Outcome, Predicate, Transformation};
+use crate::wire::{self, Decoder, Record};
+
+/// Which part of a step a failure is about (sdk/ABI.md §5.8).
+pub const STAGE_TRANSFORMATION: u8 = 0;
+pub const STAGE_PREDICATE: u8 = 1;
+
+/// The plugin objects a chain names by handle.
+pub(crate) trait Objects {
+    fn transformation(&mut self, h: i32) -> Option<&mut dyn Transformation>;
+    fn predicate(&mut self, h: i32) -> Option<&mut dyn Predicate>;
+}
+
+struct Step {
+    transform: i32,
+    predicate: i32,
+    negate: bool,
+}
+
+/// A record on its way through the chain.
+struct Item<'a> {
+    input: usize,
+    rec: Record<'a>,
+    changed: bool,
+}
+
+struct Failure {
+    input: usize,
+    step: usize,
+    stage: u8,
+    err: Error,
+}
+
+fn failure_class(e: &Error) -> &str {
+    if e.class().is_empty() {
+        wire::DATA_EXCEPTION
+    } else {
+        e.class()
+    }
+}
+
+/// Runs TRANSFORM_CHAIN: the request's steps over its record batch, into a chain result.
+pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let mut d = Decoder::new(input);
+    let n = d.count("chain steps", 9);
+    let mut steps = Vec::with_capacity(n);
+    for _ in 0..n {
+        let transform = d.u32("chain step transformation") as i32;
+        let predicate = d.u32("chain step predicate") as i32;
+        let negate = d.u8("chain step negate") != 0;
+        steps.push(Step { transform, predicate, negate });
+    }
+    if let Some(e) = d.err() {
+        return Err(Error::new(format!("TRANSFORM_CHAIN: {}", e)));
+    }
+    for (i, s) in steps.iter().enumerate() {
+        if objs.transformation(s.transform).is_none() {
+            return Err(Error::new(format!("TRANSFORM_CHAIN: step {}: no open transformation with handle {}", i, s.transform)));
+        }
+        if s.predicate != 0 && objs.predicate(s.predicate).is_none() {
+            return Err(Error::new(format!("TRANSFORM_CHAIN: step {}: no open predicate with handle {}", i, s.predicate)));
+        }
+    }
+    let batch = &input[input.len() - d.remaining()..];
+    let recs = wire::decode_records(batch)?;
+    let count = recs.len();
+    let mut cur: Vec<Item> = recs.into_iter().enumerate().map(|(input, rec)| Item { input, rec, changed: false }).collect();
+    let mut failures: Vec<Failure> = Vec::new();
+    for (si, step) in steps.iter().enumerate() {
+        if cur.is_empty() {
+            break;
+        }
+        let mut selected = Vec::with_capacity(cur.len());
+        if step.predicate != 0 {
+            let p = objs.predicate(step.predicate).expect("checked above");
+            let mut kept = Vec::with_capacity(cur.len());
+            for it in cur {
+                match p.test(&it.rec) {
+                    Err(e) if e.is_retriable() => return Err(e.context(format!("step {} predicate, record {}", si, it.input))),
+                    Err(err) => failures.push(Failure { input: it.input, step: si, stage: STAGE_PREDICATE, err }),
+                    Ok(m) => {
+                        selected.push(m != step.negate);
+                        kept.push(it);
+                    }
+                }
+            }
+            cur = kept;
+        } else {
+            selected.resize(cur.len(), true);
+        }
+        let t = objs.transformation(step.transform).expect("checked above");
+        let mut next = Vec::with_capacity(cur.len());
+        for (it, sel) in cur.into_iter().zip(selected) {
+            if !sel {
+                next.push(it);
+                continue;
+            }
+            match t.apply(&it.rec) {
+                Err(e) if e.is_retriable() => return Err(e.context(format!("step {}, record {}", si, it.input))),
+                Err(err) => failures.push(Failure { input: it.input, step: si, stage: STAGE_TRANSFORMATION, err }),
+                Ok(Outcome::Drop) => {}
+                Ok(Outcome::Unchanged) => next.push(it),
+                Ok(Outcome::Record(mut r)) => {
+                    // Not the transformation's to change, as with TRANSFORM (§5.6).
+                    r.offset = it.rec.offset;
+                    r.source_partition = it.rec.source_partition;
+                    r.source_offset = it.rec.source_offset;
+                    next.push(Item { input: it.input, rec: r, changed: true });
+                }
+            }
+        }
+        cur = next;
+    }
+    // Entries in input order: the records that came out and the failures, merged by input.
+    failures.sort_by_key(|f| f.input);
+    wire::put_u32(out, (cur.len() + failures.len()) as u32);
+    let (mut fi, mut ri) = (0, 0);
+    while fi < failures.len() || ri < cur.len() {
+        let take_failure = ri == cur.len() || (fi < failures.len() && failures[fi].input < cur[ri].input);
+        if take_failure {
+            let f = &failures[fi];
+            fi += 1;
+            wire::put_u32(out, f.input as u32);
+            out.push(wire::STATUS_FAILED);
+            wire::put_u32(out, f.step as u32);
+            out.push(f.stage);
+            wire::put_bytes(out, failure_class(&f.err).as_bytes());
+            wire::put_bytes(out, f.err.message().as_bytes());
+            continue;
+        }
+        let it = &cur[ri];
+        ri += 1;
+        wire::put_u32(out, it.input as u32);
+        if !it.changed {
+            out.push(wire::STATUS_UNCHANGED);
+            continue;
+        }
+        out.push(wire::STATUS_RECORD);
+        wire::put_record_fields(out, &it.rec, -1);
+        wire::put_u32(out, 0);
+        wire::put_u32(out, 0);
+    }
+    let _ = count;
+    Ok(())
+}
