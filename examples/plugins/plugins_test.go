@@ -153,3 +153,116 @@ func TestHasKey(t *testing.T) {
 		}
 	}
 }
+
+// offsets are a session's stored source offsets: source partition JSON -> offset JSON.
+type offsets map[string]string
+
+func (o offsets) Offset(p []byte) ([]byte, bool) {
+	v, ok := o[string(p)]
+	return []byte(v), ok
+}
+
+const peopleSchema = `{"type":"struct","fields":[{"type":"int64","optional":true,"field":"id"},{"type":"string","optional":false,"field":"name"},{"type":"string","optional":true,"field":"city"}],"optional":false,"name":"com.example.Person"}`
+
+func TestJsonLinesSource(t *testing.T) {
+	files := t.TempDir()
+	in := filepath.Join(files, "people.jsonl")
+	lines := `{"id":1,"name":"ada","city":"london"}` + "\n\n" + `{"name":"bob","id":2}` + "\r\n" + `{"id":null,"name":"cy","city":"paris"}` + "\n" +
+		`{"id":"four","name":"dee"}` + "\n" + `{"id":5,"name":"ed"`
+	if err := os.WriteFile(in, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := wasmhost.New(context.Background(), wasmhost.Config{PluginPath: []string{pluginbuild.DirOf(t, "examples/plugins/jsonlines")}, FSAllow: []string{files},
+		CallTimeout: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	t.Cleanup(func() { h.Close(ctx) })
+	p, err := h.Resolve("com.example.sources.JsonLinesSource", wire.KindSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]string{"file": in, "topic": "people", "value.schema": peopleSchema, "key.field": "id", "batch.size": "2"}
+	start := func(offs offsets) *wasmhost.Object {
+		s := h.NewSession(wasmhost.Env{Connector: "people", Offsets: offs})
+		t.Cleanup(func() { s.Close(ctx) })
+		o, err := s.Open(ctx, p, wire.RoleTask, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	task := start(nil)
+	recs, err := task.Poll(ctx)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("first poll: %d records, %v", len(recs), err)
+	}
+	wantKey := wire.JSON([]byte(`{"type":"int64","optional":true}`), []byte("1"))
+	if !reflect.DeepEqual(recs[0].Key, wantKey) || recs[0].Topic != "people" ||
+		!reflect.DeepEqual(recs[1].Value, wire.JSON([]byte(peopleSchema), []byte(`{"id":2,"name":"bob","city":null}`))) {
+		t.Errorf("records: key %s %s, value %s", recs[0].Key.Schema, recs[0].Key.Bytes, recs[1].Value.Bytes)
+	}
+	if len(recs[0].SourceOffset) != 0 || string(recs[1].SourcePartition) != `{"filename":"`+in+`"}` {
+		t.Errorf("source partition and offset: %q %q / %q %q", recs[0].SourcePartition, recs[0].SourceOffset, recs[1].SourcePartition, recs[1].SourceOffset)
+	}
+	offs := offsets{string(recs[1].SourcePartition): string(recs[1].SourceOffset)}
+
+	// The records before a line that does not fit its schema go out; the next poll fails the task,
+	// naming the file, line and cause.
+	recs, err = task.Poll(ctx)
+	if err != nil || len(recs) != 1 || string(recs[0].Value.Bytes) != `{"id":null,"name":"cy","city":"paris"}` || recs[0].Key.Tag != wire.TagNull {
+		t.Errorf("the poll that reaches the bad line (a null key field is a null key): %+v, %v", recs, err)
+	}
+	recs, err = task.Poll(ctx)
+	if err == nil || !strings.Contains(err.Error(), in+" line 5 (byte 101): Invalid value for schema type INT64 at id") {
+		t.Errorf("the poll of the bad line: %d records, %v", len(recs), err)
+	}
+
+	// A task started from the stored offset goes on after bob.
+	recs, err = start(offs).Poll(ctx)
+	if err != nil || len(recs) != 1 || string(recs[0].Value.Bytes) != `{"id":null,"name":"cy","city":"paris"}` {
+		t.Fatalf("after a restart: %+v, %v", recs, err)
+	}
+
+	for key, bad := range map[string]map[string]string{
+		"value.schema": {"value.schema": `{"type":"string"}`},
+		"key.field":    {"value.schema": peopleSchema, "key.field": "ssn"},
+	} {
+		errs, err := h.Validate(ctx, p, map[string]string{"file": in, "topic": "t", "value.schema": bad["value.schema"], "key.field": bad["key.field"]})
+		if err != nil || len(errs[key]) != 1 {
+			t.Errorf("validate %v: %v %v", bad, errs, err)
+		}
+	}
+}
+
+func TestFieldEquals(t *testing.T) {
+	h := host(t, pluginbuild.DirOf(t, "examples/plugins/fieldequals"))
+	p := open(t, h, "com.example.predicates.FieldEquals", wire.KindPredicate, wire.RolePredicate, map[string]string{"field": "city", "value": "paris"})
+	rec := func(d wire.Data) wire.Record { return wire.Record{Topic: "t", Partition: 0, Timestamp: -1, Value: d} }
+	in := []wire.Record{
+		rec(wire.JSON([]byte(peopleSchema), []byte(`{"id":3,"name":"cy","city":"paris"}`))),
+		rec(wire.JSON([]byte(peopleSchema), []byte(`{"id":1,"name":"ada","city":"london"}`))),
+		rec(wire.JSON(nil, []byte(`{"city":"paris"}`))),
+		rec(wire.JSON(nil, []byte(`{"town":"paris"}`))),
+		rec(wire.String("paris")),
+		rec(wire.Null()),
+		rec(wire.JSON(nil, []byte(`{"city":`))),
+	}
+	matches, failed, err := p.Test(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, false, true, false, false, false}; !reflect.DeepEqual(matches[:6], want) {
+		t.Errorf("matches %v, want %v", matches, want)
+	}
+	if len(failed) != 1 || failed[0].Input != 6 || !strings.Contains(failed[0].Message, "not valid JSON") {
+		t.Errorf("failures: %+v", failed)
+	}
+	if _, err := h.Validate(context.Background(), p.Plugin(), map[string]string{"field": "city"}); err != nil {
+		t.Fatal(err)
+	}
+	if errs, _ := h.Validate(context.Background(), p.Plugin(), map[string]string{"field": "city"}); len(errs["value"]) != 1 {
+		t.Errorf("a missing value: %v", errs)
+	}
+}

@@ -20,7 +20,8 @@ import (
 //   - AssemblyScript: assembly/index.ts, by the assemblyscript compiler that sdk/assemblyscript's
 //     package-lock.json pins (npm ci --prefix sdk/assemblyscript);
 //   - Zig: main.zig with the Zig SDK (sdk/zig/wasmconnect.zig) as the module wasmconnect, by the
-//     Zig that sdk/zig's package-lock.json pins (npm ci --prefix sdk/zig).
+//     Zig that sdk/zig's package-lock.json pins (npm ci --prefix sdk/zig);
+//   - WebAssembly text: the one .wat file of the directory, by wabt's wat2wasm.
 const (
 	CInstall    = "apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32"
 	ASInstall   = "npm ci --prefix sdk/assemblyscript"
@@ -40,8 +41,8 @@ var ASFlags = []string{"-O3", "--runtime", "minimal", "--noAssert"}
 // ZigFlags are the zig build-lib flags of a Zig module.
 var ZigFlags = []string{"-target", "wasm32-wasi", "-dynamic", "-rdynamic", "-O", "ReleaseSmall"}
 
-// language says which guest language the directory holds: "c", "assemblyscript", "zig", "rust"
-// or "go".
+// language says which guest language the directory holds: "c", "assemblyscript", "zig", "wat",
+// "rust" or "go".
 func language(dir string) string {
 	has := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
 	switch {
@@ -54,6 +55,9 @@ func language(dir string) string {
 	}
 	if cs, _ := filepath.Glob(filepath.Join(dir, "*.c")); len(cs) > 0 {
 		return "c"
+	}
+	if ws, _ := filepath.Glob(filepath.Join(dir, "*.wat")); len(ws) == 1 {
+		return "wat"
 	}
 	return "go"
 }
@@ -90,6 +94,15 @@ func buildC(root, pkg, out string) error {
 		args = append(args, filepath.Join(root, "sdk", "c", "wasmconnect.c"))
 	}
 	return run(root, pkg, clang, args...)
+}
+
+func buildWAT(root, pkg, out string) error {
+	wat2wasm, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		return &ToolMissingError{What: "wat2wasm", Install: "apt-get install wabt"}
+	}
+	srcs, _ := filepath.Glob(filepath.Join(root, pkg, "*.wat"))
+	return run(root, pkg, wat2wasm, append(srcs, "-o", out)...)
 }
 
 func buildAssemblyScript(root, pkg, out string) error {

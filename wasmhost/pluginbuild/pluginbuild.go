@@ -105,7 +105,7 @@ func tempDir(pattern string) (string, error) {
 }
 
 // build builds the package in directory pkg of the module and returns the module's path: a Rust
-// crate if the directory holds a Cargo.toml, a C, AssemblyScript or Zig plugin (lang.go), else a
+// crate if the directory holds a Cargo.toml, a C, AssemblyScript, Zig or WebAssembly text plugin (lang.go), else a
 // Go package.
 func build(pkg string) (string, error) {
 	root, err := moduleRoot()
@@ -126,6 +126,8 @@ func build(pkg string) (string, error) {
 		return out, buildAssemblyScript(root, pkg, out)
 	case "zig":
 		return out, buildZig(root, pkg, out)
+	case "wat":
+		return out, buildWAT(root, pkg, out)
 	}
 	cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./"+pkg)
 	cmd.Dir = root

@@ -16,6 +16,10 @@
   (data (i32.const 528) "{\"errors\":{}}")      ;; VALIDATE's answer: 13 bytes
   (data (i32.const 544) "HasKey: unsupported operation")  ;; 29 bytes
   (data (i32.const 576) "HasKey: malformed record batch") ;; 30 bytes
+  (data (i32.const 608) "\"plugin\"")                      ;; 8 bytes
+  (data (i32.const 624) "\"HasKey\"")                      ;; 8 bytes
+  (data (i32.const 640) "\"com.example.predicates.HasKey\"") ;; 31 bytes
+  (data (i32.const 672) "HasKey: OPEN of a plugin this module does not have") ;; 50 bytes
 
   (func (export "wc_abi_version") (result i32) (i32.const 1))
 
@@ -80,6 +84,41 @@
     (if (i32.ne (local.get $p) (local.get $end)) (then (return (call $err (i32.const 576) (i32.const 30)))))
     (call $ok (local.get $out) (i32.add (local.get $n) (i32.const 4))))
 
+  ;; $at says whether the $n bytes at $p (which must end by $end) equal the $n bytes at $q.
+  (func $at (param $p i32) (param $end i32) (param $q i32) (param $n i32) (result i32)
+    (if (i32.gt_u (i32.add (local.get $p) (local.get $n)) (local.get $end)) (then (return (i32.const 0))))
+    (block $diff
+      (loop $next
+        (if (i32.eqz (local.get $n)) (then (return (i32.const 1))))
+        (br_if $diff (i32.ne (i32.load8_u (local.get $p)) (i32.load8_u (local.get $q))))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (local.set $q (i32.add (local.get $q) (i32.const 1)))
+        (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+        (br $next)))
+    (i32.const 0))
+
+  ;; $names_us says whether an OPEN request (§4) names this plugin: "plugin", then blanks and a
+  ;; colon, then "HasKey" or the class. Anything else, malformed input included, is refused.
+  (func $names_us (param $p i32) (param $len i32) (result i32)
+    (local $end i32) (local $c i32)
+    (local.set $end (i32.add (local.get $p) (local.get $len)))
+    (block $found
+      (loop $scan
+        (br_if $found (call $at (local.get $p) (local.get $end) (i32.const 608) (i32.const 8)))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br_if $scan (i32.lt_u (local.get $p) (local.get $end)))
+        (return (i32.const 0))))
+    (local.set $p (i32.add (local.get $p) (i32.const 8)))
+    (block $skipped
+      (loop $skip
+        (br_if $skipped (i32.ge_u (local.get $p) (local.get $end)))
+        (local.set $c (i32.load8_u (local.get $p)))
+        (br_if $skipped (i32.and (i32.ne (local.get $c) (i32.const 58)) (i32.gt_u (local.get $c) (i32.const 32))))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br $skip)))
+    (i32.or (call $at (local.get $p) (local.get $end) (i32.const 624) (i32.const 8))
+            (call $at (local.get $p) (local.get $end) (i32.const 640) (i32.const 31))))
+
   ;; $alloc_out returns a buffer for the result (bumped from the heap; reused each call).
   (global $out (mut i32) (i32.const 0))
   (global $outcap (mut i32) (i32.const 0))
@@ -102,7 +141,10 @@
 
   ;; §4: OPEN (1), CLOSE (2), VALIDATE (3) and TEST (12); every other op is an error result.
   (func (export "wc_call") (param $handle i32) (param $op i32) (param $ptr i32) (param $len i32) (result i64)
-    (if (i32.eq (local.get $op) (i32.const 1)) (then (return (call $ok (i32.const 512) (i32.const 12)))))
+    (if (i32.eq (local.get $op) (i32.const 1))
+      (then
+        (if (call $names_us (local.get $ptr) (local.get $len)) (then (return (call $ok (i32.const 512) (i32.const 12)))))
+        (return (call $err (i32.const 672) (i32.const 50)))))
     (if (i32.eq (local.get $op) (i32.const 2)) (then (return (i64.const 0))))
     (if (i32.eq (local.get $op) (i32.const 3)) (then (return (call $ok (i32.const 528) (i32.const 13)))))
     (if (i32.and (i32.eq (local.get $op) (i32.const 12)) (i32.eq (local.get $handle) (i32.const 1)))

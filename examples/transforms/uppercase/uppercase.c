@@ -133,6 +133,13 @@ static size_t json_string(const uint8_t *json, size_t n, const char *key, char *
 }
 
 static uint64_t open_object(const uint8_t *in, size_t n) {
+    /* The request names the plugin to open (the host sends its name); anything else, malformed
+     * input included, is refused, so that a host that mixed up modules hears about it. */
+    char plugin[64];
+    size_t pl = json_string(in, n, "plugin", plugin, sizeof plugin);
+    if (!(pl == 14 && memcmp(plugin, "UppercaseValue", 14) == 0) &&
+        !(pl == 37 && memcmp(plugin, "com.example.transforms.UppercaseValue", 37) == 0))
+        return fail("UppercaseValue: OPEN of a plugin this module does not have (it has UppercaseValue)");
     /* One object at a time is enough for a sketch; a real plugin keeps a table of handles. */
     const char *cfg = "\"config\":";
     for (size_t i = 0; i + 9 < n; i++) {
