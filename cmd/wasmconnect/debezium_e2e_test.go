@@ -115,6 +115,37 @@ func failIfTaskFailed(t *testing.T, w *worker, connector string) {
 	}
 }
 
+// storedLSNCommit is lsn_commit of the connector's stored offset (GET /connectors/x/offsets).
+func storedLSNCommit(t *testing.T, w *worker, connector string) int64 {
+	t.Helper()
+	var res struct {
+		Offsets []struct {
+			Partition map[string]any
+			Offset    map[string]json.Number
+		}
+	}
+	if err := json.Unmarshal(w.mustCall(t, 200, "GET", "/connectors/"+connector+"/offsets", nil), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range res.Offsets {
+		if o.Partition["server"] == "dbserver1" {
+			n, _ := o.Offset["lsn_commit"].Int64()
+			return n
+		}
+	}
+	return 0
+}
+
+// slotConfirmed is the slot's confirmed_flush_lsn as a number.
+func slotConfirmed(t *testing.T, c *pgx.Conn, slot string) int64 {
+	t.Helper()
+	var n int64
+	if err := c.QueryRow(context.Background(), "SELECT confirmed_flush_lsn - '0/0' FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func kcatPath(t *testing.T) string {
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
@@ -262,6 +293,15 @@ func TestDebeziumSnapshotThenStreaming(t *testing.T) {
 			t.Fatalf("row %s: events say %q, table has %q", id, rows[id], v)
 		}
 	}
+	// The slot is confirmed up to the stored offset, and not beyond it.
+	waitFor(t, 30*time.Second, "the slot confirmed at the stored offset", func() bool {
+		stored := storedLSNCommit(t, w, "inventory")
+		confirmed := slotConfirmed(t, c, "debezium")
+		if confirmed > stored {
+			t.Fatalf("slot confirmed at %d, beyond the stored offset's lsn_commit %d", confirmed, stored)
+		}
+		return stored > 0 && confirmed == stored
+	})
 	// Debezium's envelope: the schema's name, the source block, the snapshot markers.
 	first := evs[0]
 	if first.schema != "dbserver1.public.customers.Envelope" || first.op != "r" || first.source["snapshot"] != "first" ||
@@ -275,5 +315,50 @@ func TestDebeziumSnapshotThenStreaming(t *testing.T) {
 		if ev.op == "d" && (i+1 == len(evs) || !evs[i+1].tombstone || evs[i+1].key != ev.key) {
 			t.Fatalf("delete %s at %d is not followed by its tombstone", ev.key, i)
 		}
+	}
+}
+
+// TestDebeziumRefusesWhatCannotWork: the task fails with a trace naming the cause and the fix for a
+// server without wal_level=logical, a user without REPLICATION, a table without a primary key under
+// REPLICA IDENTITY DEFAULT, and a slot another connector streams from.
+func TestDebeziumRefusesWhatCannotWork(t *testing.T) {
+	srv := pgtest.Start(t, logicalWAL)
+	replica := pgtest.Start(t, pgtest.Options{Settings: map[string]string{"wal_level": "replica"}})
+	customers(t, srv, 10)
+	srv.Exec(t, `CREATE TABLE nopk (a int); CREATE ROLE plain LOGIN PASSWORD 'plain'; GRANT SELECT ON ALL TABLES IN SCHEMA public TO plain;
+		GRANT CREATE ON DATABASE test TO plain`)
+	_, addr := startBroker(t)
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(t), "plugin.net.allow": srv.Addr() + "," + replica.Addr()})
+
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "streams", "config": debeziumConfig(srv, "table.include.list", "public.customers")})
+	w.waitTaskState(t, "streams", "RUNNING", time.Minute)
+	c := srv.Connect(t)
+	waitFor(t, time.Minute, "the first connector streaming from its slot", func() bool {
+		var active bool
+		c.QueryRow(context.Background(), "SELECT active FROM pg_replication_slots WHERE slot_name = 'debezium'").Scan(&active)
+		return active
+	})
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]string
+		want string
+	}{
+		{"walreplica", debeziumConfig(replica, "slot.name", "s1"), "has wal_level=replica; change data capture needs wal_level=logical"},
+		{"norepl", debeziumConfig(srv, "slot.name", "s2", "database.user", "plain", "database.password", "plain", "table.include.list", "public.customers",
+			"publication.autocreate.mode", "disabled"), `database.user "plain" has no replication permission`},
+		{"nopk", debeziumConfig(srv, "slot.name", "s3", "table.include.list", "public.nopk"), "public.nopk have no primary key and REPLICA IDENTITY DEFAULT"},
+		{"sameslot", debeziumConfig(srv, "topic.prefix", "other", "table.include.list", "public.customers"), `slot.name "debezium"`},
+	} {
+		w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": tc.name, "config": tc.cfg})
+		st := w.waitTaskState(t, tc.name, "FAILED", time.Minute)
+		if !strings.Contains(st.Tasks[0].Trace, tc.want) {
+			t.Errorf("%s: trace %q does not say %q", tc.name, st.Tasks[0].Trace, tc.want)
+		}
+		if tc.name == "sameslot" && !strings.Contains(st.Tasks[0].Trace, "is in use by another process") {
+			t.Errorf("%s: trace %q does not say the slot is in use", tc.name, st.Tasks[0].Trace)
+		}
+	}
+	if st := w.mustStatus(t, "streams"); st.Tasks[0].State != "RUNNING" {
+		t.Fatalf("the first connector's task is %s: %s", st.Tasks[0].State, st.Tasks[0].Trace)
 	}
 }
