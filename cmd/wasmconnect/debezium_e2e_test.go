@@ -28,7 +28,7 @@ const debeziumClass = "io.debezium.connector.postgresql.PostgresConnector"
 var logicalWAL = pgtest.Options{Settings: map[string]string{"wal_level": "logical", "max_wal_senders": "10", "max_replication_slots": "10"}}
 
 // debeziumPlugins is a plugin.path with the debezium module, the jdbc module and the worker's own.
-func debeziumPlugins(t *testing.T) string {
+func debeziumPlugins(t testing.TB) string {
 	t.Helper()
 	dir, err := pluginbuild.Dir("plugins/debezium", "plugins/jdbc")
 	if err != nil {
