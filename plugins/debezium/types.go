@@ -18,7 +18,7 @@ type column struct {
 	optional bool
 	key      bool // part of the primary key
 	kind     kind
-	scale    int  // numeric with a declared scale: its scale
+	scale    int    // numeric with a declared scale: its scale
 	schema   string // the field's schema JSON without "field"
 }
 
@@ -28,19 +28,19 @@ type kind int
 const (
 	kString kind = iota
 	kBool
-	kInt          // an integer, as it is
-	kFloat        // a float, as it is; NaN and infinities as null
-	kDecimal      // Connect Decimal: base64 of the unscaled two's complement
-	kVarDecimal   // io.debezium.data.VariableScaleDecimal {scale, value}
-	kDecimalStr   // a numeric as a string
-	kBytes        // bytea \x hex to base64
-	kDate         // days since the epoch
-	kTimestampMs  // timestamp as milliseconds since the epoch
-	kTimestampUs  // timestamp as microseconds
-	kZoned        // timestamptz as ISO-8601 in UTC
-	kTimeMs       // time of day as milliseconds
-	kTimeUs       // time of day as microseconds
-	kJSONText     // json/jsonb/uuid/...: a string
+	kInt         // an integer, as it is
+	kFloat       // a float, as it is; NaN and infinities as null
+	kDecimal     // Connect Decimal: base64 of the unscaled two's complement
+	kVarDecimal  // io.debezium.data.VariableScaleDecimal {scale, value}
+	kDecimalStr  // a numeric as a string
+	kBytes       // bytea \x hex to base64
+	kDate        // days since the epoch
+	kTimestampMs // timestamp as milliseconds since the epoch
+	kTimestampUs // timestamp as microseconds
+	kZoned       // timestamptz as ISO-8601 in UTC
+	kTimeMs      // time of day as milliseconds
+	kTimeUs      // time of day as microseconds
+	kJSONText    // json/jsonb/uuid/...: a string
 )
 
 // PostgreSQL type OIDs of the built-in types this module maps.
