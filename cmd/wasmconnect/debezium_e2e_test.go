@@ -141,7 +141,7 @@ func storedLSNCommit(t *testing.T, w *worker, connector string) int64 {
 func slotConfirmed(t *testing.T, c *pgx.Conn, slot string) int64 {
 	t.Helper()
 	var n int64
-	if err := c.QueryRow(context.Background(), "SELECT confirmed_flush_lsn - '0/0' FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&n); err != nil {
+	if err := c.QueryRow(context.Background(), "SELECT (confirmed_flush_lsn - '0/0')::int8 FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -321,7 +321,8 @@ func TestDebeziumSnapshotThenStreaming(t *testing.T) {
 
 // TestDebeziumRefusesWhatCannotWork: the task fails with a trace naming the cause and the fix for a
 // server without wal_level=logical, a user without REPLICATION, a table without a primary key under
-// REPLICA IDENTITY DEFAULT, and a slot another connector streams from.
+// REPLICA IDENTITY DEFAULT, and a slot another connector streams from. The connector that streams
+// has heartbeats: while only a table it does not capture changes, its slot still advances.
 func TestDebeziumRefusesWhatCannotWork(t *testing.T) {
 	srv := pgtest.Start(t, logicalWAL)
 	replica := pgtest.Start(t, pgtest.Options{Settings: map[string]string{"wal_level": "replica"}})
@@ -331,7 +332,8 @@ func TestDebeziumRefusesWhatCannotWork(t *testing.T) {
 	_, addr := startBroker(t)
 	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(t), "plugin.net.allow": srv.Addr() + "," + replica.Addr()})
 
-	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "streams", "config": debeziumConfig(srv, "table.include.list", "public.customers")})
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "streams", "config": debeziumConfig(srv, "table.include.list", "public.customers",
+		"heartbeat.interval.ms", "200")})
 	w.waitTaskState(t, "streams", "RUNNING", time.Minute)
 	c := srv.Connect(t)
 	waitFor(t, time.Minute, "the first connector streaming from its slot", func() bool {
@@ -361,6 +363,21 @@ func TestDebeziumRefusesWhatCannotWork(t *testing.T) {
 	}
 	if st := w.mustStatus(t, "streams"); st.Tasks[0].State != "RUNNING" {
 		t.Fatalf("the first connector's task is %s: %s", st.Tasks[0].State, st.Tasks[0].Trace)
+	}
+
+	// Heartbeats: changes of a table that is not captured move the slot.
+	var before int64
+	if err := c.QueryRow(context.Background(), "SELECT (pg_current_wal_lsn() - '0/0')::int8").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	srv.Exec(t, "INSERT INTO nopk SELECT generate_series(1, 100)")
+	waitFor(t, 30*time.Second, "the slot to move past the idle table's changes", func() bool {
+		failIfTaskFailed(t, w, "streams")
+		return slotConfirmed(t, c, "debezium") > before
+	})
+	beats := consumeN(t, addr, "__debezium-heartbeat.dbserver1", 1, 30*time.Second)
+	if len(beats) == 0 || !strings.Contains(string(beats[0].Key), `"serverName":"dbserver1"`) || !strings.Contains(string(beats[0].Value), `"ts_ms":`) {
+		t.Fatalf("heartbeat records: %v", beats)
 	}
 }
 
