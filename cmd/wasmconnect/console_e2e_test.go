@@ -159,6 +159,10 @@ func TestWebConsole(t *testing.T) {
 				waitText(`#connectors tr[data-connector="`+name+`"] [data-spark="through"]`, contains("rec/s"))
 			}
 		}
+		// The sink's lag, sampled from wasmconnect_sink_task_records_lag on the worker that runs it.
+		if runsOn["ui-sink"] == w.url {
+			waitText(`#connectors tr[data-connector="ui-sink"] [data-spark="lag"]`, contains("behind"))
+		}
 	}
 
 	// A reader on the leader: everything is shown, nothing can be changed.

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"github.com/wasmconnect/wasmconnect/sdk/go/connect"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/hosttest"
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
@@ -40,31 +39,12 @@ func (o offsets) Offset(p []byte) ([]byte, bool) {
 type fixture struct {
 	t    testing.TB
 	h    *wasmhost.Host
-	logs *bytes.Buffer
+	logs *hosttest.Log
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	plugins := pluginbuild.DirOf(t, "plugins/datagen")
-	ctx := context.Background()
-	logs := &bytes.Buffer{}
-	h, err := wasmhost.New(ctx, wasmhost.Config{
-		PluginPath: []string{plugins},
-		CacheDir:   filepath.Join(os.TempDir(), "wasmconnect-plugins-test-cache"),
-		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(ctx)
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs)
-		}
-	})
-	if errs := h.LoadErrors(); len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	h, logs := hosttest.New(t, wasmhost.Config{PluginPath: []string{pluginbuild.DirOf(t, "plugins/datagen")}})
 	return &fixture{t: t, h: h, logs: logs}
 }
 

@@ -1,11 +1,9 @@
 package file_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/hosttest"
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
@@ -31,32 +30,13 @@ type fixture struct {
 	t    *testing.T
 	h    *wasmhost.Host
 	dir  string
-	logs *bytes.Buffer
+	logs *hosttest.Log
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	plugins := pluginbuild.DirOf(t, "plugins/file")
 	dir := t.TempDir()
-	ctx := context.Background()
-	logs := &bytes.Buffer{}
-	h, err := wasmhost.New(ctx, wasmhost.Config{
-		PluginPath: []string{plugins}, FSAllow: []string{dir},
-		CacheDir: filepath.Join(os.TempDir(), "wasmconnect-plugins-test-cache"),
-		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(ctx)
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs)
-		}
-	})
-	if errs := h.LoadErrors(); len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	h, logs := hosttest.New(t, wasmhost.Config{PluginPath: []string{pluginbuild.DirOf(t, "plugins/file")}, FSAllow: []string{dir}})
 	return &fixture{t: t, h: h, dir: dir, logs: logs}
 }
 

@@ -3,16 +3,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/hosttest"
 	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
@@ -89,7 +87,7 @@ func (a *apiServer) addr() string { return strings.TrimPrefix(a.URL, "http://") 
 type fixture struct {
 	t    testing.TB
 	h    *wasmhost.Host
-	logs *bytes.Buffer
+	logs *hosttest.Log
 }
 
 // newFixture is a plugin host with this module whose plugin.net.allow is grant.
@@ -99,29 +97,7 @@ func newFixture(t testing.TB, grant string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := pluginbuild.Dir("plugins/http")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	logs := &bytes.Buffer{}
-	h, err := wasmhost.New(ctx, wasmhost.Config{
-		PluginPath: []string{dir}, NetAllow: g,
-		CacheDir: filepath.Join(os.TempDir(), "wasmconnect-http-test-cache"),
-		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(ctx)
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs)
-		}
-	})
-	if errs := h.LoadErrors(); len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	h, logs := hosttest.New(t, wasmhost.Config{PluginPath: []string{pluginbuild.DirOf(t, "plugins/http")}, NetAllow: g})
 	return &fixture{t: t, h: h, logs: logs}
 }
 
