@@ -394,7 +394,10 @@ func TestDebeziumSurvivesKill9OfItsWorker(t *testing.T) {
 		"session.timeout.ms": "6000", "heartbeat.interval.ms": "2000", "scheduled.rebalance.max.delay.ms": "1000"}
 	var ws []*worker
 	for i := 1; i <= 3; i++ {
-		ws = append(ws, startWorker(t, fmt.Sprintf("worker%d", i), addr, props))
+		ws = append(ws, startWorkerNoWait(t, fmt.Sprintf("worker%d", i), addr, props))
+	}
+	for _, w := range ws {
+		w.waitReady(t)
 	}
 	ws[0].mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "inventory", "config": debeziumConfig(srv, "table.include.list", "public.customers")})
 	st := ws[0].waitTaskState(t, "inventory", "RUNNING", time.Minute)
