@@ -1,4 +1,4 @@
-//go:build e2e && extractnewrecordstate
+//go:build e2e
 
 package main
 
