@@ -7,7 +7,7 @@ package main
 // transformation (io.debezium.transforms.ExtractNewRecordState, in the Rust transforms module),
 // hence its own build tag until that is on main:
 //
-//	go test -tags 'e2e extractnewrecordstate' -run TestDebeziumToJDBCPipeline ./cmd/wasmconnect/
+//	go test -tags e2e -run TestDebeziumToJDBCPipeline ./cmd/wasmconnect/
 
 import (
 	"context"
