@@ -3,9 +3,8 @@
 package main
 
 // The database-to-database pipeline of issue 16: Debezium's PostgreSQL connector into a topic,
-// the JDBC sink through Debezium's ExtractNewRecordState into a replica table. It waits for the
-// transformation (io.debezium.transforms.ExtractNewRecordState, in the Rust transforms module),
-// hence its own build tag until that is on main:
+// the JDBC sink through Debezium's ExtractNewRecordState (in the Rust transforms module) into a
+// replica table:
 //
 //	go test -tags e2e -run TestDebeziumToJDBCPipeline ./cmd/wasmconnect/
 
