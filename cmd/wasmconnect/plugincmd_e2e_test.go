@@ -7,6 +7,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -136,17 +137,16 @@ func TestPluginNew(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		pluginbuild.Missing(t, "make", "apt-get install make")
 	}
-	for _, lang := range []string{"go", "rust"} {
+	for _, lang := range []string{"go", "rust", "c", "assemblyscript", "zig"} {
 		t.Run(lang, func(t *testing.T) {
-			if lang == "rust" {
-				if _, err := pluginbuild.Rustc(); err != nil {
-					pluginbuild.Missing(t, "rustc for wasm32-wasi", pluginbuild.RustInstall)
-				}
-			}
+			skeletonTools(t, lang, sdk)
 			dir := filepath.Join(t.TempDir(), "my-upper")
 			out, stderr, code := runCLI(t, "plugin", "new", "--lang", lang, "--sdk", sdk, "--dir", dir, "my-upper")
 			if code != 0 || !strings.Contains(out, "com.example.MyUpper") {
 				t.Fatalf("plugin new: exit %d: %s%s", code, out, stderr)
+			}
+			if !hasTest(t, dir) {
+				t.Errorf("the %s skeleton has no test of its own", lang)
 			}
 			for _, target := range []string{"test", "my-upper.wasm"} {
 				cmd := exec.Command("make", target)
@@ -170,7 +170,7 @@ func TestPluginNew(t *testing.T) {
 		})
 	}
 	_, stderr, code := runCLI(t, "plugin", "new", "--lang", "cobol", "--sdk", sdk, "x")
-	if code != 1 || !strings.Contains(stderr, `--lang "cobol": the languages with a template are go, rust`) {
+	if code != 1 || !strings.Contains(stderr, `--lang "cobol": the languages with a template are assemblyscript, c, go, rust, zig`) {
 		t.Errorf("an unknown language: exit %d: %s", code, stderr)
 	}
 	existing := t.TempDir()
@@ -178,4 +178,47 @@ func TestPluginNew(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "already exists") {
 		t.Errorf("an existing directory: exit %d: %s", code, stderr)
 	}
+}
+
+// skeletonTools fails the test (pluginbuild.Missing) when a tool the language's skeleton builds
+// with is not installed.
+func skeletonTools(t *testing.T, lang, sdk string) {
+	t.Helper()
+	switch lang {
+	case "rust":
+		if _, err := pluginbuild.Rustc(); err != nil {
+			pluginbuild.Missing(t, "rustc for wasm32-wasi", pluginbuild.RustInstall)
+		}
+	case "c":
+		for _, tool := range []string{"clang", "wasm-ld"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				pluginbuild.Missing(t, tool, pluginbuild.CInstall)
+			}
+		}
+	case "assemblyscript":
+		if _, err := exec.LookPath("npm"); err != nil {
+			pluginbuild.Missing(t, "npm", "apt-get install nodejs npm")
+		}
+	case "zig":
+		if _, err := os.Stat(filepath.Join(sdk, "zig", "node_modules", "@ryoppippi", "zig-linux-x64", "zig")); err != nil {
+			pluginbuild.Missing(t, "Zig 0.11", pluginbuild.ZigInstall)
+		}
+	}
+}
+
+// hasTest says whether a skeleton holds a test: a file named for tests, or Zig or Rust test blocks.
+func hasTest(t *testing.T, dir string) bool {
+	t.Helper()
+	found := false
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		b, _ := os.ReadFile(p)
+		found = found || strings.Contains(name, "_test.") || strings.HasPrefix(name, "test.") ||
+			strings.Contains(string(b), "\ntest \"") || strings.Contains(string(b), "#[test]")
+		return nil
+	})
+	return found
 }

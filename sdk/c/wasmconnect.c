@@ -15,11 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __wasm__
 #define WC_EXPORT(name) __attribute__((export_name(name)))
 #define WC_IMPORT(name) __attribute__((import_module("wasmconnect"), import_name(name)))
 
 WC_IMPORT("log") void wc_host_log(int32_t level, const char *ptr, int32_t len);
 WC_IMPORT("offset_get") int32_t wc_host_offset_get(const char *part, int32_t part_len, char *out, int32_t cap);
+#else
+/* Built for the machine instead (a plugin's unit tests, with plain clang or gcc): there is no
+ * worker, so a log line goes to stderr and no source offset is ever stored. */
+#define WC_EXPORT(name)
+
+static void wc_host_log(int32_t level, const char *ptr, int32_t len) {
+    fprintf(stderr, "wasmconnect log %d: %.*s\n", (int)level, (int)len, ptr);
+}
+
+static int32_t wc_host_offset_get(const char *part, int32_t part_len, char *out, int32_t cap) {
+    (void)part, (void)part_len, (void)out, (void)cap;
+    return -1;
+}
+#endif
 
 enum {
     OP_OPEN = 1, OP_CLOSE, OP_VALIDATE, OP_TASK_CONFIGS, OP_POLL, OP_COMMIT, OP_PUT, OP_FLUSH,

@@ -16,10 +16,13 @@
 //! fails with `return wc.fail("...", .{})` (or `failRetriable`, `failConfig`); a transformation or
 //! predicate fails one record with `return wc.failRecord(null, "...", .{})`.
 const std = @import("std");
+const builtin = @import("builtin");
 const root = @import("root");
 
-pub const heap = std.heap.wasm_allocator;
-var arena_state = std.heap.ArenaAllocator.init(std.heap.wasm_allocator);
+/// heap is the allocator for what lives longer than one operation. A plugin's unit tests
+/// (`zig test`, built for the machine) get the page allocator.
+pub const heap = if (builtin.target.isWasm()) std.heap.wasm_allocator else std.heap.page_allocator;
+var arena_state = std.heap.ArenaAllocator.init(heap);
 
 /// tmp is the per-operation allocator.
 pub fn tmp() std.mem.Allocator {
@@ -28,8 +31,25 @@ pub fn tmp() std.mem.Allocator {
 
 // ---- host imports, logging, errors, offsets --------------------------------------------------
 
-extern "wasmconnect" fn log(level: i32, ptr: [*]const u8, len: i32) void;
-extern "wasmconnect" fn offset_get(part: [*]const u8, part_len: i32, out: [*]u8, cap: i32) i32;
+const host = if (builtin.target.isWasm()) struct {
+    extern "wasmconnect" fn log(level: i32, ptr: [*]const u8, len: i32) void;
+    extern "wasmconnect" fn offset_get(part: [*]const u8, part_len: i32, out: [*]u8, cap: i32) i32;
+} else struct {
+    // Built for the machine (a plugin's unit tests): there is no worker, so a log line goes to
+    // stderr and no source offset is ever stored.
+    fn log(level: i32, ptr: [*]const u8, len: i32) void {
+        std.debug.print("wasmconnect log {d}: {s}\n", .{ level, ptr[0..@intCast(len)] });
+    }
+    fn offset_get(part: [*]const u8, part_len: i32, out: [*]u8, cap: i32) i32 {
+        _ = part;
+        _ = part_len;
+        _ = out;
+        _ = cap;
+        return -1;
+    }
+};
+const log = host.log;
+const offset_get = host.offset_get;
 
 pub const Level = enum(i32) { trace = 0, debug = 1, info = 2, warn = 3, err = 4 };
 
@@ -583,7 +603,8 @@ pub fn failMatch(class: ?[]const u8, comptime fmt: []const u8, args: anytype) Ma
     return .failed;
 }
 
-const all: []const Plugin = &root.plugins;
+// Under `zig test` the root is the test runner, whose tests call the plugin's functions directly.
+const all: []const Plugin = if (@hasDecl(root, "plugins")) &root.plugins else &.{};
 
 // ---- the ABI ---------------------------------------------------------------------------------
 
@@ -596,8 +617,8 @@ const Object = struct {
     cfg: Config,
 };
 
-var objects: std.ArrayList(?Object) = std.ArrayList(?Object).init(std.heap.wasm_allocator);
-var obuf = std.ArrayList(u8).init(std.heap.wasm_allocator);
+var objects: std.ArrayList(?Object) = std.ArrayList(?Object).init(heap);
+var obuf = std.ArrayList(u8).init(heap);
 
 fn pack(ptr: [*]const u8, len: usize, flags: u64) u64 {
     return (@as(u64, @intFromPtr(ptr)) << 32) | (@as(u64, @intCast(len)) & 0x3fffffff) | flags;
