@@ -1,7 +1,7 @@
 # wasmconnect: a Kafka Connect worker whose plugins are WebAssembly modules.
 GO       ?= go
 BIN      := bin/wasmconnect
-PLUGINS  := file datagen http converters transforms jdbc
+PLUGINS  := file datagen http converters transforms jdbc debezium
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'

@@ -74,7 +74,7 @@ func BenchmarkBuiltinCall(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := task.Commit(ctx); err != nil {
+		if err := task.Commit(ctx, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -122,7 +122,7 @@ func BenchmarkCall(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := task.Commit(ctx); err != nil {
+			if err := task.Commit(ctx, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -209,7 +209,7 @@ func BenchmarkCallMetrics(b *testing.B) {
 			}
 			t1 := time.Now()
 			for range 10 {
-				if err := task.Commit(ctx); err != nil {
+				if err := task.Commit(ctx, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -368,7 +368,7 @@ func (c *checker) batch(ctx context.Context, s *Session, p Plugin, o *Object) (d
 		} else if refused != "" {
 			return fmt.Sprintf("task opened; POLL failed cleanly (%s)", refused), ""
 		}
-		if err := task.Commit(ctx); err != nil {
+		if err := task.Commit(ctx, nil); err != nil {
 			return "", "COMMIT: " + callProblem(err)
 		}
 		return fmt.Sprintf("task opened; POLL gave %d record(s); COMMIT", len(recs)), ""

@@ -244,9 +244,14 @@ func (o *Object) Poll(ctx context.Context) ([]wire.Record, error) {
 	return rs, nil
 }
 
-// Commit tells a source task that the records polled so far are written and their offsets stored.
-func (o *Object) Commit(ctx context.Context) error {
-	_, err := o.do(ctx, wire.OpCommit, wire.KindSource, wire.RoleTask, nil)
+// Commit tells a source task that offsets were stored; committed (partition JSON -> offset JSON)
+// are the ones just stored, passed as COMMIT's input (sdk/ABI.md §4).
+func (o *Object) Commit(ctx context.Context, committed map[string][]byte) error {
+	var in func([]byte) []byte
+	if len(committed) > 0 {
+		in = func(b []byte) []byte { return wire.AppendCommitted(b, committed) }
+	}
+	_, err := o.do(ctx, wire.OpCommit, wire.KindSource, wire.RoleTask, in)
 	return err
 }
 

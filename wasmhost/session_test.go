@@ -45,7 +45,7 @@ func TestSourceTaskPollRoundTrip(t *testing.T) {
 			t.Fatalf("record %d changed after the next poll: %q", i, r.Value.Bytes)
 		}
 	}
-	if err := task.Commit(ctx); err != nil {
+	if err := task.Commit(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := task.Close(ctx); err != nil {

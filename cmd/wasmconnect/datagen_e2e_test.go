@@ -125,6 +125,6 @@ func BenchmarkDatagenToTopic(b *testing.B) {
 
 // waitCompiled waits until the worker has compiled its plugin modules in the background: until
 // then a module may run in the interpreter, which a benchmark should not measure.
-func waitCompiled(b *testing.B, w *worker) {
+func waitCompiled(b testing.TB, w *worker) {
 	waitFor(b, 5*time.Minute, "the plugin modules compiled", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/wasmconnect/wasmconnect/plugins/internal/pgnet"
 	sdk "github.com/wasmconnect/wasmconnect/sdk/go"
 )
 
@@ -70,13 +70,7 @@ func pgConfig(cfg sdk.Config) (*pgx.ConnConfig, error) {
 	if err != nil {
 		return nil, sdk.InvalidConfig("connection.url", redactURL(raw), err.Error())
 	}
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) { return sdk.Dial(ctx, network, addr) }
-	lookup := func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
-	pc.DialFunc, pc.LookupFunc = dial, lookup
-	pc.RuntimeParams["timezone"] = "UTC"
-	if pc.ConnectTimeout == 0 {
-		pc.ConnectTimeout = 10 * time.Second
-	}
+	pgnet.Route(&pc.Config)
 	return pc, nil
 }
 

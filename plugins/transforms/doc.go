@@ -7,7 +7,8 @@
 //	Cast, ExtractField, Flatten, HeaderFrom, HoistField, InsertField, MaskField, ReplaceField,
 //	SetSchemaMetadata, TimestampConverter ($Key and $Value each); DropHeaders, Filter, InsertHeader,
 //	RegexRouter, TimestampRouter, ValueToKey; predicates HasHeaderKey, RecordIsTombstone and
-//	TopicNameMatches.
+//	TopicNameMatches; and Debezium's io.debezium.transforms.ExtractNewRecordState (src/debezium.rs),
+//	which unwraps change events to their row state.
 //
 // Each is registered under Kafka's class name (org.apache.kafka.connect.transforms.InsertField$Value)
 // with its short name (InsertField$Value) and Kafka's config keys, and behaves as Kafka's on

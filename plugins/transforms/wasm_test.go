@@ -77,6 +77,7 @@ var allClasses = []string{
 	"MaskField$Key", "MaskField$Value", "RegexRouter", "ReplaceField$Key", "ReplaceField$Value", "SetSchemaMetadata$Key",
 	"SetSchemaMetadata$Value", "TimestampConverter$Key", "TimestampConverter$Value", "TimestampRouter", "ValueToKey",
 	"predicates.HasHeaderKey", "predicates.RecordIsTombstone", "predicates.TopicNameMatches",
+	"io.debezium.transforms.ExtractNewRecordState",
 }
 
 func TestModuleDescribesAllPlugins(t *testing.T) {
@@ -93,7 +94,11 @@ func TestModuleDescribesAllPlugins(t *testing.T) {
 		if strings.HasPrefix(c, "predicates.") {
 			want = wire.KindPredicate
 		}
-		if k := got["org.apache.kafka.connect.transforms."+c]; k != want {
+		class := "org.apache.kafka.connect.transforms." + c
+		if strings.HasPrefix(c, "io.debezium.") {
+			class = c
+		}
+		if k := got[class]; k != want {
 			t.Errorf("%s: kind %q, want %q", c, k, want)
 		}
 	}

@@ -281,11 +281,12 @@ func sourceRec(topic, file string, pos int, v string) wire.Record {
 // fakeSource is the plugin side of a source task: each POLL returns the next scripted result, then
 // nothing.
 type fakeSource struct {
-	mu      sync.Mutex
-	script  []pollResult
-	polls   int
-	commits int
-	onPoll  func(n int) // called with the POLL's number (from 1) before it returns
+	mu        sync.Mutex
+	script    []pollResult
+	polls     int
+	commits   int
+	committed map[string][]byte // COMMIT's input, the last time
+	onPoll    func(n int)       // called with the POLL's number (from 1) before it returns
 }
 
 type pollResult struct {
@@ -309,10 +310,11 @@ func (s *fakeSource) Poll(context.Context) ([]wire.Record, error) {
 	return r.recs, r.err
 }
 
-func (s *fakeSource) Commit(context.Context) error {
+func (s *fakeSource) Commit(_ context.Context, committed map[string][]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.commits++
+	s.committed = committed
 	return nil
 }
 

@@ -10,7 +10,10 @@ import (
 // SourcePlugin is the plugin side of a source task.
 type SourcePlugin interface {
 	Poll(ctx context.Context) ([]wire.Record, error)
-	Commit(ctx context.Context) error
+	// Commit tells the plugin that offsets were stored: committed holds, per source partition
+	// (JSON), the offset (JSON) just stored, which a plugin acknowledges upstream (a replication
+	// slot's confirmed position) only now.
+	Commit(ctx context.Context, committed map[string][]byte) error
 }
 
 // SinkPlugin is the plugin side of a sink task.

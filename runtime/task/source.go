@@ -452,7 +452,7 @@ func (s *Source) commitOffsets(ctx context.Context) error {
 		return fmt.Errorf("writing source offsets: %w", err)
 	}
 	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess, time.Since(start))
-	if err := s.cfg.Plugin.Commit(ctx); err != nil {
+	if err := s.cfg.Plugin.Commit(ctx, offsets); err != nil {
 		s.log.Warn("plugin COMMIT failed", "err", err)
 	}
 	return nil

@@ -178,6 +178,13 @@ func TestSourceCommitsOffsetsOnGracefulStop(t *testing.T) {
 	if _, commits := plugin.counts(); commits != 1 {
 		t.Fatalf("plugin COMMIT called %d times after the final offset write, want 1", commits)
 	}
+	// COMMIT names what was stored, so that a plugin acknowledges upstream only that.
+	plugin.mu.Lock()
+	committed := plugin.committed
+	plugin.mu.Unlock()
+	if len(committed) != 1 || string(committed[`{"file":"a"}`]) != `{"position":3}` {
+		t.Fatalf("COMMIT's offsets: %q, want the stored {\"position\":3} of a", committed)
+	}
 	if strings.Contains(r.states.String(), string(connect.StateFailed)) {
 		t.Fatalf("states %s", r.states)
 	}

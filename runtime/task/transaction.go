@@ -119,7 +119,8 @@ func (s *Source) commitLocked(ctx context.Context) error {
 	if err := s.failure(); err != nil {
 		return err
 	}
-	if offsets := s.acks.committable(); len(offsets) > 0 {
+	offsets := s.acks.committable()
+	if len(offsets) > 0 {
 		recs, err := t.cfg.OffsetRecords(s.cfg.ID.Connector, offsets)
 		if err != nil {
 			return fail(err)
@@ -148,7 +149,7 @@ func (s *Source) commitLocked(ctx context.Context) error {
 		return fail(err)
 	}
 	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess, time.Since(start))
-	if err := s.cfg.Plugin.Commit(ctx); err != nil {
+	if err := s.cfg.Plugin.Commit(ctx, offsets); err != nil {
 		s.log.Warn("plugin COMMIT failed", "err", err)
 	}
 	return nil

@@ -179,6 +179,13 @@ func (d *dispatcher) handle(op wire.Op, h int32, in []byte) (out []byte, err err
 		}
 	case wire.OpCommit:
 		if t, ok := o.(*sourceTaskObject); ok {
+			if oc, ok := t.task.(OffsetCommitter); ok {
+				committed, err := decodeCommitted(in)
+				if err != nil {
+					return nil, err
+				}
+				return nil, oc.CommitOffsets(committed)
+			}
 			return nil, t.task.Commit()
 		}
 	case wire.OpPut:

@@ -582,3 +582,35 @@ func TestTaskContextOffset(t *testing.T) {
 		t.Errorf("logs %v", h.logs)
 	}
 }
+
+type committingTask struct {
+	testSourceTask
+	committed [][]CommittedOffset
+}
+
+func (t *committingTask) CommitOffsets(c []CommittedOffset) error {
+	t.committed = append(t.committed, c)
+	return nil
+}
+
+// TestCommitOffsetsGetsTheStoredOffsets: a task that implements OffsetCommitter is told, on COMMIT,
+// the offsets the host stored, decoded as TaskContext.Offset decodes them; an empty input is none.
+func TestCommitOffsetsGetsTheStoredOffsets(t *testing.T) {
+	task := &committingTask{testSourceTask: testSourceTask{s: &testSource{}}}
+	o := &sourceTaskObject{p: &plugin{info: Info{Name: "TestSource"}, kind: wire.KindSource}, task: task}
+	d := &dispatcher{objects: map[int32]object{7: o}}
+	in := wire.AppendCommitted(nil, map[string][]byte{`{"server":"db"}`: []byte(`{"lsn":123,"snapshot":"INITIAL"}`)})
+	if _, err := d.handle(wire.OpCommit, 7, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.handle(wire.OpCommit, 7, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]CommittedOffset{{{Partition: map[string]any{"server": "db"}, Offset: map[string]any{"lsn": int64(123), "snapshot": "INITIAL"}}}, {}}
+	if !reflect.DeepEqual(task.committed, want) {
+		t.Fatalf("CommitOffsets got %#v, want %#v", task.committed, want)
+	}
+	if task.s.commits != 0 {
+		t.Fatalf("Commit called %d times besides CommitOffsets", task.s.commits)
+	}
+}

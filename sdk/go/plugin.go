@@ -49,6 +49,23 @@ type SourceTask interface {
 	Stop() error
 }
 
+// OffsetCommitter is a SourceTask that must know which of its offsets the host has stored, to
+// acknowledge them upstream only then (a database's replication slot, a queue's ack): a task
+// that implements it has CommitOffsets called instead of Commit, with the offset just stored per
+// source partition (none when the host stored no offset since the last commit). An offset the
+// host stored is the last one of its partition whose record, and every record polled before it,
+// Kafka has acknowledged, so records polled after it may still be in flight.
+type OffsetCommitter interface {
+	CommitOffsets(committed []CommittedOffset) error
+}
+
+// CommittedOffset is a source partition and the offset the host stored for it, decoded as
+// TaskContext.Offset decodes a stored offset.
+type CommittedOffset struct {
+	Partition map[string]any
+	Offset    map[string]any
+}
+
 // SinkConnector is the connector side of a sink plugin.
 type SinkConnector interface {
 	Validate(cfg Config) map[string][]string

@@ -241,6 +241,24 @@ func decodeSinkRecords(b []byte) ([]SinkRecord, error) {
 	return out, nil
 }
 
+// decodeCommitted decodes COMMIT's input (sdk/ABI.md §4) for an OffsetCommitter.
+func decodeCommitted(in []byte) ([]CommittedOffset, error) {
+	raw, err := wire.DecodeCommitted(in)
+	if err != nil {
+		return nil, fmt.Errorf("COMMIT: bad input: %w", err)
+	}
+	out := make([]CommittedOffset, len(raw))
+	for i, c := range raw {
+		if out[i].Partition, err = decodeJSONObject(c.Partition); err != nil {
+			return nil, fmt.Errorf("COMMIT: partition %s: %w", c.Partition, err)
+		}
+		if out[i].Offset, err = decodeJSONObject(c.Offset); err != nil {
+			return nil, fmt.Errorf("COMMIT: offset %s: %w", c.Offset, err)
+		}
+	}
+	return out, nil
+}
+
 // decodeJSONObject decodes a JSON object, with integer numbers as int64 and other numbers as float64.
 func decodeJSONObject(b []byte) (map[string]any, error) {
 	d := json.NewDecoder(bytes.NewReader(b))

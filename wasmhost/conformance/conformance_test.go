@@ -378,7 +378,7 @@ func testSource(t *testing.T, e *env) {
 	if recs, err := task.Poll(ctx); err != nil || len(recs) != 0 {
 		t.Errorf("second POLL: %d records, %v; want none", len(recs), err)
 	}
-	if err := task.Commit(ctx); err != nil {
+	if err := task.Commit(ctx, nil); err != nil {
 		t.Errorf("COMMIT: %v", err)
 	}
 }

@@ -5,7 +5,8 @@
 //!   Cast, ExtractField, Flatten, HeaderFrom, HoistField, InsertField, MaskField, ReplaceField,
 //!   SetSchemaMetadata, TimestampConverter ($Key and $Value each); DropHeaders, Filter,
 //!   InsertHeader, RegexRouter, TimestampRouter, ValueToKey; predicates HasHeaderKey,
-//!   RecordIsTombstone and TopicNameMatches.
+//!   RecordIsTombstone and TopicNameMatches; and Debezium's ExtractNewRecordState
+//!   (io.debezium.transforms.ExtractNewRecordState), which unwraps change events.
 //!
 //! Each is registered under Kafka's class name (org.apache.kafka.connect.transforms.InsertField$Value)
 //! with its short name (InsertField$Value) and Kafka's config keys, and behaves as Kafka's on
@@ -20,6 +21,7 @@
 
 mod common;
 mod datefmt;
+mod debezium;
 mod fields;
 mod headers;
 mod predicates;
@@ -71,6 +73,10 @@ pub fn register(m: &mut Module) {
     m.transformation(info("InsertHeader", "org.apache.kafka.connect.transforms.InsertHeader", headers::insert_header_defs()), || Box::new(headers::InsertHeader::new()));
     m.transformation(info("DropHeaders", "org.apache.kafka.connect.transforms.DropHeaders", headers::drop_headers_defs()), || Box::new(headers::DropHeaders::new()));
     kv!(m, "HeaderFrom", headers::HeaderFrom, headers::header_from_defs());
+
+    m.transformation(info("ExtractNewRecordState", "io.debezium.transforms.ExtractNewRecordState", debezium::extract_new_record_state_defs()), || {
+        Box::new(debezium::ExtractNewRecordState::new())
+    });
 
     m.predicate(info("TopicNameMatches", "org.apache.kafka.connect.transforms.predicates.TopicNameMatches", predicates::topic_name_matches_defs()), || {
         Box::new(predicates::TopicNameMatches::new())
