@@ -87,10 +87,8 @@ func TestJDBCSinkWritesDatagenOrders(t *testing.T) {
 	srv := pgtest.Start(t, pgtest.Options{})
 	w, addr, _ := jdbcWorker(t, srv.Addr())
 	recs := datagenOrders(t, w, addr, n)
-	// The rate is the sink's, not the compiler's: until the modules are compiled, the task's first
-	// instance waits for the jdbc module's compile (seconds for the pgx guest on a loaded machine),
-	// which a run with an empty plugin.cache.dir counted in the rate (about half of it).
-	waitCompiled(t, w)
+	// The rate may include the jdbc module's first compile: waitCompiled never returns when every
+	// module came from the shared compile cache (nothing is logged then), so the test does not wait.
 
 	start := time.Now()
 	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "orders-sink", "config": ordersSink(srv)})
