@@ -259,6 +259,18 @@ func decodeDecimal(t *testing.T, v any, scale int) string {
 // TestDebeziumSnapshotThenStreaming is the test: a table with 10,000 rows; the snapshot
 // emits 10,000 r events; 5,000 inserts, 2,000 updates and 1,000 deletes made while the connector
 // runs arrive as c, u, d and tombstones; kcat reads them, and folded by key they equal the table.
+// waitForSlot waits until the connector's task has created the replication slot "debezium", and
+// fails the test if the task fails first.
+func waitForSlot(t *testing.T, c *pgx.Conn, w *worker, connector string) {
+	t.Helper()
+	waitFor(t, time.Minute, "the replication slot", func() bool {
+		var n int
+		c.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'debezium'").Scan(&n)
+		failIfTaskFailed(t, w, connector)
+		return n == 1
+	})
+}
+
 func TestDebeziumSnapshotThenStreaming(t *testing.T) {
 	kcat := kcatPath(t)
 	srv := pgtest.Start(t, logicalWAL)
@@ -269,12 +281,7 @@ func TestDebeziumSnapshotThenStreaming(t *testing.T) {
 
 	c := srv.Connect(t)
 	// The changes start once the slot exists, so that all of them come after the snapshot.
-	waitFor(t, time.Minute, "the replication slot", func() bool {
-		var n int
-		c.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'debezium'").Scan(&n)
-		failIfTaskFailed(t, w, "inventory")
-		return n == 1
-	})
+	waitForSlot(t, c, w, "inventory")
 	if err := churn(context.Background(), c, 10_000, 5_000, 2_000, 1_000); err != nil {
 		t.Fatal(err)
 	}

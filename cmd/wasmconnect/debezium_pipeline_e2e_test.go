@@ -33,12 +33,7 @@ func TestDebeziumToJDBCPipeline(t *testing.T) {
 		"transforms", "unwrap", "transforms.unwrap.type", "io.debezium.transforms.ExtractNewRecordState",
 		"transforms.unwrap.drop.tombstones", "false", "transforms.unwrap.delete.handling.mode", "none")})
 	c := srv.Connect(t)
-	waitFor(t, time.Minute, "the replication slot", func() bool {
-		var n int
-		c.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'debezium'").Scan(&n)
-		failIfTaskFailed(t, w, "inventory")
-		return n == 1
-	})
+	waitForSlot(t, c, w, "inventory")
 	if err := churn(context.Background(), c, 10_000, 5_000, 2_000, 1_000); err != nil {
 		t.Fatal(err)
 	}
