@@ -7,21 +7,18 @@ package main
 // server only.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmconnect/wasmconnect/plugins/pgtest"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
+	"github.com/wasmconnect/wasmconnect/wasmhost/hosttest"
 	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
@@ -45,38 +42,14 @@ func jdbcHostB(t testing.TB, grant string) *wasmhost.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
-	h, err := wasmhost.New(context.Background(), wasmhost.Config{
+	h, _ := hosttest.New(t, wasmhost.Config{
 		PluginPath:       []string{dir},
-		CacheDir:         filepath.Join(os.TempDir(), "wasmconnect-jdbc-test-cache"),
 		MemoryLimitBytes: 256 << 20,
 		CallTimeout:      30 * time.Second,
 		NetAllow:         g,
-		Logger:           slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(context.Background())
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs.String())
-		}
 	})
 	return h
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 type offsets map[string]string
 
