@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
@@ -173,4 +174,22 @@ func (s *Source) abortTransaction() {
 	if err := s.cfg.Producer.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		s.log.Warn("aborting the transaction of the failed task", "err", err)
 	}
+}
+
+// TransactionLost reports whether err says that a source task's open transaction was ended under
+// it, by the broker or by a newer producer with its transactional.id: a transaction coordinator
+// that starts again (the embedded broker after SIGKILL) aborts what was open and answers the
+// task's commit with INVALID_TXN_STATE; one that timed the transaction out, or the leader's and a
+// successor's InitProducerID, bumped the producer's epoch (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH);
+// KIP-890 coordinators may ask the producer to abort (TRANSACTION_ABORTABLE). Nothing of that
+// transaction was committed, its source offsets included, so the task may start again from its
+// committed offsets and write those records again without a reader seeing them twice.
+func TransactionLost(err error) bool {
+	for _, e := range []*kerr.Error{kerr.InvalidTxnState, kerr.ProducerFenced, kerr.InvalidProducerEpoch,
+		kerr.TransactionAbortable, kerr.InvalidProducerIDMapping} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -250,3 +250,13 @@ func (w *topicWriter) wait() {
 		<-idle
 	}
 }
+
+// last is the state reported last, with its trace.
+func (s *states) last() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.all) == 0 {
+		return ""
+	}
+	return s.all[len(s.all)-1]
+}

@@ -182,11 +182,43 @@ func (w *Worker) StartTask(id connect.TaskID, connCfg, taskCfg map[string]string
 	go func() {
 		defer close(r.done)
 		defer cancel()
-		if err := w.runTask(ctx, id, r, onState); err != nil && ctx.Err() == nil {
-			w.log.Error("task failed", "connector", id.Connector, "task", id.Task, "err", err)
+		backoff := lostTransactionBackoff
+		for {
+			began := time.Now()
+			err := w.runTask(ctx, id, r, onState)
+			if err == nil || ctx.Err() != nil {
+				return
+			}
+			if !task.TransactionLost(err) {
+				w.log.Error("task failed", "connector", id.Connector, "task", id.Task, "err", err)
+				return
+			}
+			// An exactly-once source task whose transaction the broker ended starts again from its
+			// committed offsets, after a pause: a task that really lost its transactional.id to a
+			// successor on another worker is a zombie, which its herder stops meanwhile (the
+			// rebalance revokes it, or the member stops all work once the coordinator has been
+			// silent for session.timeout.ms), so it does not fence the successor in turn.
+			if time.Since(began) > lostTransactionBackoffMax {
+				backoff = lostTransactionBackoff
+			}
+			w.log.Warn("the broker ended the task's transaction; starting the task again from its committed offsets",
+				"connector", id.Connector, "task", id.Task, "in", backoff, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, lostTransactionBackoffMax)
 		}
 	}()
 }
+
+// The pause before an exactly-once source task whose transaction was lost starts again, doubled
+// after each loss up to the maximum (and reset when the task ran that long).
+const (
+	lostTransactionBackoff    = 2 * time.Second
+	lostTransactionBackoffMax = 30 * time.Second
+)
 
 // SetPaused pauses or resumes a running task.
 func (w *Worker) SetPaused(id connect.TaskID, paused bool) {
