@@ -388,6 +388,33 @@ func TestDebeziumRefusesWhatCannotWork(t *testing.T) {
 	}
 }
 
+// TestDebeziumHeartbeatsWhileIdle: with heartbeat.interval.ms set, the connector writes a heartbeat
+// to __debezium-heartbeat.<topic.prefix> every interval once it streams, as Debezium does, also
+// while the database writes nothing at all: a consumer of the heartbeat topic (kcat, a monitor)
+// finds the topic and sees the connector alive.
+func TestDebeziumHeartbeatsWhileIdle(t *testing.T) {
+	srv := pgtest.Start(t, logicalWAL)
+	customers(t, srv, 3)
+	_, addr := startBroker(t)
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(t), "plugin.net.allow": srv.Addr()})
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "idle", "config": debeziumConfig(srv, "table.include.list", "public.customers",
+		"heartbeat.interval.ms", "200")})
+	w.waitTaskState(t, "idle", "RUNNING", time.Minute)
+	if evs := consumeN(t, addr, "dbserver1.public.customers", 3, 30*time.Second); len(evs) < 3 {
+		t.Fatalf("%d snapshot events, want 3", len(evs))
+	}
+	beats := consumeN(t, addr, "__debezium-heartbeat.dbserver1", 3, 30*time.Second)
+	failIfTaskFailed(t, w, "idle")
+	if len(beats) < 3 {
+		t.Fatalf("%d heartbeat records on __debezium-heartbeat.dbserver1 in 30 s of an idle database, want one every 200 ms", len(beats))
+	}
+	for _, b := range beats {
+		if !strings.Contains(string(b.Key), `"serverName":"dbserver1"`) || !strings.Contains(string(b.Value), `"ts_ms":`) {
+			t.Fatalf("heartbeat record %s -> %s, want Debezium's ServerNameKey and Heartbeat", b.Key, b.Value)
+		}
+	}
+}
+
 // TestDebeziumSurvivesKill9OfItsWorker: in a 3-worker cluster, the worker that runs the task is
 // killed -9 while changes keep coming; the task resumes on another worker from the stored offset
 // and the slot, and no change is lost: the events, folded by key, equal the table. The duplicates
