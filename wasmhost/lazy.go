@@ -146,9 +146,15 @@ func (h *Host) compile(m *module) (wazero.CompiledModule, error) {
 }
 
 // compileNewModules compiles mods in the background, on all but one of the CPUs: the worker's
-// own start (REST, stores, group join) keeps one.
-func (h *Host) compileNewModules(todo []*module) {
+// own start (REST, stores, group join) keeps one. It then logs "plugin modules compiled" with how
+// many it compiled and how many more modules the scan described from the cache (cached), which
+// compile from wazero's cache on first use: the line comes once per scan that loaded anything, also
+// when every module was cached, so that whoever waits for it (a benchmark) does not wait forever.
+func (h *Host) compileNewModules(todo []*module, cached int) {
 	if len(todo) == 0 {
+		if cached > 0 {
+			h.log.Info("plugin modules compiled", "modules", 0, "cached", cached, "took", time.Duration(0))
+		}
 		return
 	}
 	slices.SortFunc(todo, func(a, b *module) int { return strings.Compare(a.path, b.path) })
@@ -173,7 +179,7 @@ func (h *Host) compileNewModules(todo []*module) {
 		defer h.compiling.Done()
 		wg.Wait()
 		if !h.closing.Load() {
-			h.log.Info("plugin modules compiled", "modules", len(todo), "took", time.Since(start).Round(time.Millisecond))
+			h.log.Info("plugin modules compiled", "modules", len(todo), "cached", cached, "took", time.Since(start).Round(time.Millisecond))
 		}
 	}()
 }
