@@ -169,6 +169,25 @@ func TestFailedBackgroundCompileDropsTheModule(t *testing.T) {
 	}
 }
 
+// "plugin modules compiled" is logged by a cold host once its background compiles are done, and
+// by a restarted host whose modules all come from the cache too (modules 0, cached 2): benchmarks
+// wait for the line before they measure, and waited forever on a warm cache.
+func TestModulesCompiledLoggedCachedToo(t *testing.T) {
+	cfg := Config{PluginPath: []string{pluginDir(t, standardLayout)}, CacheDir: t.TempDir()}
+	first, sink := newTestHost(t, cfg)
+	first.compiling.Wait()
+	if e := sink.find(t, "plugin modules compiled"); e["modules"] != 2.0 || e["cached"] != 0.0 {
+		t.Errorf("cold start: %v, want modules 2, cached 0", e)
+	}
+	first.Close(context.Background())
+
+	h, sink := newTestHost(t, cfg)
+	h.compiling.Wait()
+	if e := sink.find(t, "plugin modules compiled"); e["modules"] != 0.0 || e["cached"] != 2.0 {
+		t.Errorf("warm start: %v, want modules 0, cached 2", e)
+	}
+}
+
 // CompileAll returns once every module is compiled, each compiled once.
 func TestCompileAll(t *testing.T) {
 	cfg := Config{PluginPath: []string{pluginDir(t, standardLayout)}, CacheDir: t.TempDir()}

@@ -102,7 +102,8 @@ func (h *Host) scan(ctx context.Context) Changes {
 	files := make(map[string]scannedFile, len(paths))
 	modules := map[string]*module{}
 	var plugins []Plugin
-	var fresh2 []*module
+	var fresh2 []*module         // described by this scan, to compile
+	cached := 0                  // described by this scan from the descriptor cache
 	owner := map[string]string{} // class -> module path
 	for _, i := range order {
 		r, path := results[i], paths[i]
@@ -126,7 +127,10 @@ func (h *Host) scan(ctx context.Context) Changes {
 		}
 		modules[path] = r.m
 		plugins = append(plugins, r.m.plugins...)
-		if fresh[i] && !r.m.cached {
+		switch {
+		case fresh[i] && r.m.cached:
+			cached++
+		case fresh[i]:
 			fresh2 = append(fresh2, r.m)
 		}
 	}
@@ -179,7 +183,7 @@ func (h *Host) scan(ctx context.Context) Changes {
 			h.retire(old)
 		}
 	}
-	h.compileNewModules(fresh2)
+	h.compileNewModules(fresh2, cached)
 	return c
 }
 

@@ -26,8 +26,8 @@ func BenchmarkDebeziumBulkUpdate(b *testing.B) {
 		INSERT INTO customers SELECT i, 'c' || i, i * 1.5, timestamp '2024-01-01' + i * interval '1 second' FROM generate_series(1, %d) i;
 		CREATE PUBLICATION dbz_publication FOR ALL TABLES`, n))
 	_, addr := startBroker(b)
-	// A cache of its own, so that the modules are compiled now and waitCompiled sees it logged
-	// (a worker whose modules are all in the cache logs nothing).
+	// A cache of its own, so that the modules are compiled now, before waitCompiled returns,
+	// rather than from the shared cache on first use.
 	w := startWorker(b, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(b), "plugin.net.allow": srv.Addr(),
 		"plugin.cache.dir": b.TempDir()})
 	waitCompiled(b, w)

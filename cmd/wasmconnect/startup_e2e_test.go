@@ -8,8 +8,10 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,5 +93,25 @@ func TestWorkerStartedBeforeTheBrokerWaitsForIt(t *testing.T) {
 	t.Logf("healthy %v after the worker started", time.Since(start).Round(time.Millisecond))
 	if log := w.logText(); strings.Contains(log, "panic") {
 		t.Fatalf("log has a panic:\n%s", log)
+	}
+}
+
+// A worker logs "plugin modules compiled" once the modules it had not seen are compiled, and a
+// worker restarted on the same plugin.cache.dir, whose modules all come from the cache, logs it
+// too (modules=0 cached=1): waitCompiled, which benchmarks use, waited five minutes for it there.
+func TestWarmWorkerLogsModulesCompiled(t *testing.T) {
+	_, addr := startBroker(t)
+	plugins := t.TempDir() // the file module alone, so that the cold compile takes a moment only
+	if err := os.Symlink(filepath.Join(pluginDir, "file.wasm"), filepath.Join(plugins, "file.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{"plugin.path": plugins, "plugin.cache.dir": t.TempDir()}
+	for _, want := range []string{"modules=1 cached=0", "modules=0 cached=1"} {
+		w := startWorker(t, "worker", addr, settings)
+		waitFor(t, time.Minute, "the line plugin modules compiled", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
+		if log := w.logText(); !strings.Contains(log, want) {
+			t.Errorf("the line plugin modules compiled does not say %s:\n%s", want, log)
+		}
+		w.stop(syscall.SIGTERM)
 	}
 }
