@@ -159,7 +159,7 @@ test-fuzz:
 # driven over the Kafka protocol, the REST API and kcat, as users drive them.
 test-e2e:
 	$(GO) vet -tags e2e ./cmd/wasmconnect/
-	$(GO) test -count=1 -tags e2e -timeout 12m ./cmd/wasmconnect/
+	$(GO) test -count=1 -tags e2e -timeout 15m ./cmd/wasmconnect/
 
 # The long form of the chaos test (cmd/wasmconnect/chaos_e2e_test.go; make test-e2e runs it for 30 s):
 # three workers and a broker under load, for CHAOSTIME a worker killed with -9 or paused with SIGSTOP
