@@ -378,9 +378,20 @@ type sourceOffset struct {
 
 // sinkInFlight is how many records of the pipeline's topic its sink has not committed.
 func (c *chaosRun) sinkInFlight(ctx context.Context, p *chaosPipeline, ends kadm.ListedOffsets) int {
-	groups, err := c.adm.FetchOffsets(ctx, "connect-"+p.sink)
-	if err != nil || groups.Error() != nil {
-		c.t.Fatalf("offsets of connect-%s: %v %v", p.sink, err, groups.Error())
+	// The group coordinator may still be loading after the broker's restart: asked again until ctx ends.
+	var groups kadm.OffsetResponses
+	for {
+		var err error
+		if groups, err = c.adm.FetchOffsets(ctx, "connect-"+p.sink); err == nil {
+			err = groups.Error()
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			c.t.Fatalf("offsets of connect-%s: %v", p.sink, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	n := 0
 	ends.Each(func(o kadm.ListedOffset) {
