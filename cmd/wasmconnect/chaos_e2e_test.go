@@ -1,4 +1,4 @@
-//go:build e2e
+//go:build e2e && chaos
 
 package main
 
@@ -25,9 +25,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// The chaos run's knobs. make test runs the short form (the defaults); make chaos the long one:
+// The chaos run's knobs. The defaults are the short form; make chaos runs the long one:
 //
-//	go test -tags e2e -run '^TestChaos$' -v ./cmd/wasmconnect/ -args -chaos.duration=2m -chaos.rate=1000
+//	go test -tags 'e2e chaos' -run '^TestChaos$' -v ./cmd/wasmconnect/ -args -chaos.duration=2m -chaos.rate=1000
 var (
 	chaosDuration = flag.Duration("chaos.duration", 30*time.Second, "how long TestChaos kills and pauses processes")
 	chaosRate     = flag.Int("chaos.rate", 500, "records per second into each of TestChaos's pipelines")
