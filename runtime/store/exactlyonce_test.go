@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
@@ -97,5 +98,52 @@ func TestReadToEndPastATransactionTheBrokerAbortedOnRestart(t *testing.T) {
 	defer s.Close()
 	if got, _ := s.Get("src", []byte(`{"f":1}`)); string(got) != `{"position":1}` {
 		t.Fatalf("offset after the restart = %s, want the committed {\"position\":1}", got)
+	}
+}
+
+// TestReadToEndPastATransactionAbortedByACrash is the broker's kill -9 that make chaos found: a
+// copy of the data directory taken while a task's transaction is open is what a broker killed with
+// SIGKILL leaves. The embedded broker restarted on it treats the transaction as aborted without
+// writing an abort marker, so a read_committed reader is handed nothing past the aborted batches and
+// must still know it reached the end.
+func TestReadToEndPastATransactionAbortedByACrash(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	opts := Options{SeedBrokers: []string{b.Addr()}, ReadCommitted: true}
+	spec := TopicSpec{Name: offsetsTopic, Partitions: 1, ReplicationFactor: -1}
+	s := NewOffsetStore(opts, spec)
+	must(t, s.Start(ctx))
+	must(t, s.Put(ctx, "src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":1}`)}}))
+	p, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("connect-cluster-src-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	must(t, p.BeginTransaction())
+	recs, err := s.Records("src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":2}`)}})
+	must(t, err)
+	must(t, p.ProduceSync(ctx, recs...).FirstErr())
+	s.Close()
+	crashed := t.TempDir()
+	must(t, os.CopyFS(crashed, os.DirFS(dir)))
+
+	b2, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	s = NewOffsetStore(Options{SeedBrokers: []string{b2.Addr()}, ReadCommitted: true}, spec)
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	must(t, s.Start(sctx))
+	defer s.Close()
+	if got, _ := s.Get("src", []byte(`{"f":1}`)); string(got) != `{"position":1}` {
+		t.Fatalf("offset after the crash = %s, want the committed {\"position\":1}", got)
 	}
 }
