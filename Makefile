@@ -13,7 +13,7 @@ RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=f
 RUSTSDK  := build/rust/libwasmconnect.rlib
 RUSTPKGS := rustc libstd-rust-dev-wasm32 lld-14
 
-.PHONY: all build plugins rust-toolchain example-transforms examples run test test-unit test-fuzz test-e2e bench bench-micro vet clean
+.PHONY: all build plugins rust-toolchain example-transforms examples run test test-unit test-fuzz test-e2e chaos bench bench-micro vet clean
 
 all: build
 
@@ -159,7 +159,21 @@ test-fuzz:
 # driven over the Kafka protocol, the REST API and kcat, as users drive them.
 test-e2e:
 	$(GO) vet -tags e2e ./cmd/wasmconnect/
-	$(GO) test -count=1 -tags e2e -timeout 12m ./cmd/wasmconnect/
+	$(GO) vet -tags 'e2e chaos' ./cmd/wasmconnect/
+	$(GO) test -count=1 -tags e2e -timeout 15m ./cmd/wasmconnect/
+
+# The chaos test (cmd/wasmconnect/chaos_e2e_test.go, build tag chaos): three workers and a broker
+# under load, for CHAOSTIME a worker killed with -9 or paused with SIGSTOP every 10 s, the broker
+# killed once; prints the table of lost and duplicated records. CHAOSSEED repeats a run's choice of
+# victims (0: from the clock); CHAOSTIME=30s CHAOSRATE=500 is the short form. Not yet in make test:
+# after the embedded broker's kill -9 a worker's offsets store can stop short of the topic's end
+# (the broker aborts the open transactions without writing abort markers), about half the runs.
+CHAOSTIME ?= 2m
+CHAOSRATE ?= 1000
+CHAOSSEED ?= 0
+chaos:
+	$(GO) test -count=1 -tags 'e2e chaos' -run '^TestChaos$$' -v -timeout 20m ./cmd/wasmconnect/ \
+		-args -chaos.duration=$(CHAOSTIME) -chaos.rate=$(CHAOSRATE) -chaos.seed=$(CHAOSSEED)
 
 # The benchmark table (cmd/wasmconnect/benchtable_test.go): the worker next to kcat and plain franz-go
 # clients, side by side on one broker, medians of 3; writes build/bench.md and build/bench.json.

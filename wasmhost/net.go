@@ -246,7 +246,7 @@ func (s *netState) refusal(host string, port uint16, ips []netip.Addr, cause err
 	if _, err := netip.ParseAddr(host); err != nil {
 		addrs := make([]string, len(ips))
 		for i, ip := range ips {
-			addrs[i] = ip.String()
+			addrs[i] = ip.Unmap().String() // as checked: 127.0.0.1, not the resolver's ::ffff:127.0.0.1
 		}
 		fmt.Fprintf(&b, ", which resolves to %s", strings.Join(addrs, ", "))
 	}

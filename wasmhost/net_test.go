@@ -199,8 +199,9 @@ func TestNetNameResolvingOutsideTheGrantIsRefused(t *testing.T) {
 	// resolved address would succeed.
 	outside := newEchoServer(t, fmt.Sprintf("127.0.0.2:%d", inside.port()))
 	names := map[string]netip.Addr{
-		"inside.test":  netip.MustParseAddr("127.0.0.1"),
-		"outside.test": netip.MustParseAddr("127.0.0.2"),
+		"inside.test": netip.MustParseAddr("127.0.0.1"),
+		// As Go's resolver returns addresses from /etc/hosts: IPv4 in its IPv6-mapped form.
+		"outside.test": netip.AddrFrom16(netip.MustParseAddr("127.0.0.2").As16()),
 	}
 	lookup := func(_ context.Context, host string) ([]netip.Addr, error) {
 		if a, ok := names[host]; ok {

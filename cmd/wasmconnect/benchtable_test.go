@@ -148,6 +148,19 @@ func runs(fn func(i int) float64) []float64 {
 	return out
 }
 
+// interleaved measures each fn benchRuns times, taking turns (the first of each, then the second
+// of each, ...), so that a load that comes and goes on a shared machine weighs on every contender
+// alike.
+func interleaved(fns ...func(i int) float64) [][]float64 {
+	out := make([][]float64, len(fns))
+	for i := 0; i < benchRuns; i++ {
+		for k, fn := range fns {
+			out[k] = append(out[k], fn(i))
+		}
+	}
+	return out
+}
+
 // make bench   (go test -tags e2e -run '^$' -bench '^BenchmarkTable$' -benchtime 1x ./cmd/wasmconnect/)
 func BenchmarkTable(b *testing.B) {
 	kcat, err := exec.LookPath("kcat")
@@ -186,28 +199,28 @@ func BenchmarkTable(b *testing.B) {
 
 	// Records/s into a topic: the FileStreamSource with JsonConverter, kcat -P, a franz-go producer.
 	if wantGroup("file -> topic") {
-		t.add("file -> topic", "FileStreamSource + JsonConverter", "records/s", runs(func(i int) float64 {
-			total, _ := timeSource(b, w, adm, in, fmt.Sprintf("src-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
-			return perSec(total)
-		}))
-		t.add("file -> topic", "kcat -P", "records/s", runs(func(i int) float64 {
+		source := func(i int) float64 {
+			_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("src-json-%d", i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
+			return perSec(flowing)
+		}
+		kcatP := func(i int) float64 {
 			topic := fmt.Sprintf("kcat-p-%d", i)
 			createTopic(b, adm, topic)
-			start := time.Now()
-			if out, err := exec.Command(kcat, "-P", "-b", addr, "-t", topic, "-l", in).CombinedOutput(); err != nil {
-				b.Fatalf("kcat: %v\n%s", err, out)
-			}
-			waitEnd(b, adm, topic, benchLines)
-			return perSec(time.Since(start))
-		}))
-		t.add("file -> topic", "franz-go producer", "records/s", runs(func(i int) float64 {
+			return perSec(flowingTopic(b, adm, topic, benchLines, func() {
+				if out, err := exec.Command(kcat, "-P", "-b", addr, "-t", topic, "-l", in).CombinedOutput(); err != nil {
+					b.Errorf("kcat: %v\n%s", err, out)
+				}
+			}))
+		}
+		franzP := func(i int) float64 {
 			topic := fmt.Sprintf("franz-p-%d", i)
 			createTopic(b, adm, topic)
-			start := time.Now()
-			produceFile(b, addr, topic, in)
-			waitEnd(b, adm, topic, benchLines)
-			return perSec(time.Since(start))
-		}))
+			return perSec(flowingTopic(b, adm, topic, benchLines, func() { produceFile(b, addr, topic, in) }))
+		}
+		r := interleaved(source, kcatP, franzP)
+		t.add("file -> topic", "FileStreamSource + JsonConverter", "records/s", r[0])
+		t.add("file -> topic", "kcat -P", "records/s", r[1])
+		t.add("file -> topic", "franz-go producer", "records/s", r[2])
 	}
 
 	// A chain of three transforms against none, both with JsonConverter, records/s once flowing.
@@ -247,37 +260,40 @@ func BenchmarkTable(b *testing.B) {
 	// "file -> topic" group).
 	if wantGroup("topic -> file") {
 		src := "kcat-p-0"
-		t.add("topic -> file", "FileStreamSink + StringConverter", "records/s", runs(func(i int) float64 {
+		sink := func(i int) float64 {
 			out := filepath.Join(files, fmt.Sprintf("sink-%d.txt", i))
 			name := fmt.Sprintf("sink-%d", i)
-			start := time.Now()
-			w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
-				"connector.class": "FileStreamSink", "file": out, "topics": src,
-				"value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
-			waitSize(b, out, int64(benchLines*benchLineLen))
-			d := time.Since(start)
+			d := flowingFile(b, out, int64(benchLines*benchLineLen), func() {
+				w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
+					"connector.class": "FileStreamSink", "file": out, "topics": src,
+					"value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
+			})
 			w.mustCall(b, 204, "DELETE", "/connectors/"+name, nil)
 			return perSec(d)
-		}))
-		t.add("topic -> file", "kcat -C", "records/s", runs(func(i int) float64 {
-			out, err := os.Create(filepath.Join(files, fmt.Sprintf("kcat-c-%d.txt", i)))
+		}
+		kcatC := func(i int) float64 {
+			path := filepath.Join(files, fmt.Sprintf("kcat-c-%d.txt", i))
+			out, err := os.Create(path)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer out.Close()
 			cmd := exec.Command(kcat, "-C", "-b", addr, "-t", src, "-o", "beginning", "-e", "-q")
 			cmd.Stdout = out
-			start := time.Now()
-			if err := cmd.Run(); err != nil {
-				b.Fatalf("kcat -C: %v", err)
-			}
-			return perSec(time.Since(start))
-		}))
-		t.add("topic -> file", "franz-go consumer", "records/s", runs(func(i int) float64 {
-			start := time.Now()
-			consumeToFile(b, addr, src, filepath.Join(files, fmt.Sprintf("franz-c-%d.txt", i)), benchLines)
-			return perSec(time.Since(start))
-		}))
+			return perSec(flowingFile(b, path, int64(benchLines*benchLineLen), func() {
+				if err := cmd.Run(); err != nil {
+					b.Errorf("kcat -C: %v", err)
+				}
+			}))
+		}
+		franzC := func(i int) float64 {
+			path := filepath.Join(files, fmt.Sprintf("franz-c-%d.txt", i))
+			return perSec(flowingFile(b, path, int64(benchLines*benchLineLen), func() { consumeToFile(b, addr, src, path, benchLines) }))
+		}
+		r := interleaved(sink, kcatC, franzC)
+		t.add("topic -> file", "FileStreamSink + StringConverter", "records/s", r[0])
+		t.add("topic -> file", "kcat -C", "records/s", r[1])
+		t.add("topic -> file", "franz-go consumer", "records/s", r[2])
 	}
 
 	// The CPU bound on a real plugin, in process (the worker has no switch to turn it off).
@@ -346,7 +362,9 @@ func writeBenchFile(b *testing.B, path string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
+	// A small buffer, as kcat's stdout and the FileStreamSink have: flowingFile counts from the
+	// first byte in the file.
+	bw := bufio.NewWriterSize(f, 64<<10)
 	x := strings.Repeat("x", 90)
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(bw, "%09d %s\n", i, x)
@@ -425,7 +443,9 @@ func consumeToFile(b *testing.B, addr, topic, path string, n int) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	// A small buffer, as kcat's stdout and the FileStreamSink have: flowingFile counts from the
+	// first byte in the file.
+	bw := bufio.NewWriterSize(f, 64<<10)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for got := 0; got < n; {
@@ -444,16 +464,68 @@ func consumeToFile(b *testing.B, addr, topic, path string, n int) {
 	}
 }
 
-func waitSize(b *testing.B, path string, size int64) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		if st, err := os.Stat(path); err == nil && st.Size() >= size {
-			return
+// flowingTopic runs start (which writes n records to topic, or starts something that does) and
+// returns the time from the first record in the topic to the n-th: the rate once records flow,
+// without the start-up of whatever writes them (a process, a client's metadata, a task), measured
+// alike for the worker and its peers. It returns once start has returned too.
+func flowingTopic(b *testing.B, adm *kadm.Client, topic string, n int, start func()) time.Duration {
+	return flowing(b, topic, start, func() int64 {
+		ends, err := adm.ListEndOffsets(context.Background(), topic)
+		if err != nil {
+			return 0
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	b.Fatalf("%s did not reach %d bytes", path, size)
+		var total int64
+		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		return total
+	}, int64(n))
 }
+
+// flowingFile is flowingTopic for a writer of a file: from its first byte to its size-th.
+func flowingFile(b *testing.B, path string, size int64, start func()) time.Duration {
+	return flowing(b, path, start, func() int64 {
+		st, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		return st.Size()
+	}, size)
+}
+
+// flowing polls progress every flowingPoll while start runs on its own goroutine, and returns the
+// time from the first progress to want. A start that failed the benchmark (b.Fatal ends only its
+// goroutine) ends it here.
+func flowing(b *testing.B, what string, start func(), progress func() int64, want int64) time.Duration {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		start()
+	}()
+	defer func() { <-done }()
+	var first time.Time
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(flowingPoll) {
+		select {
+		case <-done:
+			if b.Failed() {
+				b.FailNow()
+			}
+		default:
+		}
+		got := progress()
+		now := time.Now()
+		if got > 0 && first.IsZero() {
+			first = now
+		}
+		if got >= want {
+			return now.Sub(first)
+		}
+	}
+	b.Fatalf("%s did not reach %d", what, want)
+	return 0
+}
+
+// flowingPoll is how often flowing looks at the progress: fine enough against runs of a fraction
+// of a second, and the same for every contender.
+const flowingPoll = 2 * time.Millisecond
 
 // boundRuns runs BenchmarkBuiltinSourceBound in wasmhost benchRuns times and returns its records/s
 // with the fuel bound and with none.

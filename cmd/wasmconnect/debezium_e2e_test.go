@@ -388,6 +388,65 @@ func TestDebeziumRefusesWhatCannotWork(t *testing.T) {
 	}
 }
 
+// TestDebeziumHeartbeatsWhileIdle: with heartbeat.interval.ms set, the connector writes a heartbeat
+// to __debezium-heartbeat.<topic.prefix> every interval once it streams, as Debezium does, also
+// while the database writes nothing at all: a consumer of the heartbeat topic (kcat, a monitor)
+// finds the topic and sees the connector alive.
+func TestDebeziumHeartbeatsWhileIdle(t *testing.T) {
+	srv := pgtest.Start(t, logicalWAL)
+	customers(t, srv, 3)
+	_, addr := startBroker(t)
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(t), "plugin.net.allow": srv.Addr()})
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "idle", "config": debeziumConfig(srv, "table.include.list", "public.customers",
+		"heartbeat.interval.ms", "200")})
+	w.waitTaskState(t, "idle", "RUNNING", time.Minute)
+	if evs := consumeN(t, addr, "dbserver1.public.customers", 3, 30*time.Second); len(evs) < 3 {
+		t.Fatalf("%d snapshot events, want 3", len(evs))
+	}
+	beats := consumeN(t, addr, "__debezium-heartbeat.dbserver1", 3, 30*time.Second)
+	failIfTaskFailed(t, w, "idle")
+	if len(beats) < 3 {
+		t.Fatalf("%d heartbeat records on __debezium-heartbeat.dbserver1 in 30 s of an idle database, want one every 200 ms", len(beats))
+	}
+	for _, b := range beats {
+		if !strings.Contains(string(b.Key), `"serverName":"dbserver1"`) || !strings.Contains(string(b.Value), `"ts_ms":`) {
+			t.Fatalf("heartbeat record %s -> %s, want Debezium's ServerNameKey and Heartbeat", b.Key, b.Value)
+		}
+	}
+}
+
+// TestDebeziumHostOutsideNetGrant: database.hostname is a name that resolves (on the worker, where
+// the network grant is checked: the plugin passes names through to the host's dial) to an address
+// plugin.net.allow does not cover. The task fails with a trace naming the name, the address it
+// resolved to and the grant, and nothing is connected.
+func TestDebeziumHostOutsideNetGrant(t *testing.T) {
+	srv := pgtest.Start(t, logicalWAL)
+	customers(t, srv, 1)
+	_, addr := startBroker(t)
+	grant := fmt.Sprintf("192.0.2.10:%d", srv.Port) // where the operator believes the database is
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(t), "plugin.net.allow": grant})
+	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "elsewhere", "config": debeziumConfig(srv,
+		"database.hostname", "localhost", "table.include.list", "public.customers")})
+	st := w.waitTaskState(t, "elsewhere", "FAILED", time.Minute)
+	for _, want := range []string{
+		fmt.Sprintf("plugin.net.allow does not grant localhost:%d", srv.Port),
+		"which resolves to 127.0.0.1",
+		"(granted: " + grant + ")",
+	} {
+		if !strings.Contains(st.Tasks[0].Trace, want) {
+			t.Errorf("trace does not say %q:\n%s", want, st.Tasks[0].Trace)
+		}
+	}
+	c := srv.Connect(t)
+	var slots int
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots").Scan(&slots); err != nil {
+		t.Fatal(err)
+	}
+	if slots != 0 {
+		t.Fatalf("%d replication slots: the refused connector reached the database", slots)
+	}
+}
+
 // TestDebeziumSurvivesKill9OfItsWorker: in a 3-worker cluster, the worker that runs the task is
 // killed -9 while changes keep coming; the task resumes on another worker from the stored offset
 // and the slot, and no change is lost: the events, folded by key, equal the table. The duplicates

@@ -146,6 +146,21 @@ func (p *process) stop(sig syscall.Signal) {
 	}
 }
 
+// signal sends sig (SIGSTOP, SIGCONT, ...) to the process if it is running, without waiting.
+func (p *process) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	select {
+	case <-done:
+	default:
+		cmd.Process.Signal(sig)
+	}
+}
+
 func (p *process) logText() string {
 	b, _ := os.ReadFile(p.log)
 	return string(b)
@@ -324,12 +339,18 @@ func (w *worker) waitTaskState(t testing.TB, name, state string, timeout time.Du
 	return last
 }
 
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+// waitFor polls cond until it holds, failing the test after timeout; the failure message ends with
+// what detail returns then (the state that was waited on), if given.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool, detail ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			var more string
+			for _, d := range detail {
+				more += d()
+			}
+			t.Fatalf("timed out after %v waiting for %s%s", timeout, what, more)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

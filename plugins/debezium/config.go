@@ -46,7 +46,7 @@ var configDefs = []sdk.ConfigDef{
 		Documentation: "initial: snapshot the tables when no offset is stored, then stream; always: snapshot at every start; no_data (never): stream only.",
 		Validator:     sdk.OneOf("initial", "always", "no_data", "never")},
 	{Name: "heartbeat.interval.ms", Type: sdk.TypeInt, Default: new("0"), Importance: sdk.Medium, Group: "Connector", Order: 3,
-		Documentation: "Every this many milliseconds, a heartbeat record (topic <heartbeat.topics.prefix>.<topic.prefix>) carries the stream's position, so that the slot advances while the captured tables are idle; 0: none."},
+		Documentation: "Every this many milliseconds while streaming, also when the database is idle, a heartbeat record (topic <heartbeat.topics.prefix>.<topic.prefix>) carries the stream's position, so that the slot advances while the captured tables are idle; 0: none."},
 	{Name: "heartbeat.topics.prefix", Default: new("__debezium-heartbeat"), Importance: sdk.Low, Group: "Connector", Order: 4,
 		Documentation: "Prefix of the heartbeat topic."},
 	{Name: "tombstones.on.delete", Type: sdk.TypeBoolean, Default: new("true"), Importance: sdk.Medium, Group: "Events", Order: 1,

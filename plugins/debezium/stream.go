@@ -289,23 +289,22 @@ func (t *task) appendKey(tb *table, vals [][]byte) ([]byte, error) {
 }
 
 // maybeHeartbeat emits a heartbeat record carrying the stream's position when the interval has
-// passed, no transaction is open and the server has sent beyond the last offset: its offset lets
-// the slot advance while the captured tables are idle.
+// passed and no transaction is open: its offset lets the slot advance while the captured tables
+// are idle. Like Debezium's, it beats every interval also when the server has sent nothing new
+// (the offset is then the last one again), so that the heartbeat topic exists and shows the
+// connector alive while the whole database is idle.
 func (t *task) maybeHeartbeat() {
 	if t.s.heartbeatMs <= 0 || t.txn.active || len(t.held) > 0 || time.Since(t.lastBeat) < time.Duration(t.s.heartbeatMs)*time.Millisecond {
 		return
 	}
 	t.lastBeat = time.Now()
-	if t.walEnd <= t.offsetPos {
-		return
-	}
-	t.offsetPos = t.walEnd
+	t.offsetPos = max(t.offsetPos, t.walEnd)
 	now := time.Now()
 	key := fmt.Appendf(nil, `{"serverName":%q}`, t.s.server)
 	value := fmt.Appendf(nil, `{"ts_ms":%d}`, now.UnixMilli())
 	t.out = append(t.out, sdk.SourceRecord{Topic: t.s.heartbeatTopic,
 		Key: sdk.JSON([]byte(heartbeatKeySchema), key), Value: sdk.JSON([]byte(heartbeatValueSchema), value),
 		SourcePartition: t.partition(),
-		SourceOffset: map[string]any{"lsn": int64(t.walEnd), "lsn_proc": int64(t.walEnd), "lsn_commit": int64(t.lastCommit),
+		SourceOffset: map[string]any{"lsn": int64(t.offsetPos), "lsn_proc": int64(t.offsetPos), "lsn_commit": int64(t.lastCommit),
 			"ts_usec": now.UnixMicro()}})
 }

@@ -427,3 +427,32 @@ func shorten(b []byte) string {
 	}
 	return string(b)
 }
+
+// TestSourceMemoryBoundedByBatch reads a file several times the size of the guest's memory limit:
+// the task must hold one batch of it at a time, not everything read so far.
+func TestSourceMemoryBoundedByBatch(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 8 << 20
+	h, _ := hosttest.New(t, wasmhost.Config{PluginPath: []string{pluginbuild.DirOf(t, "plugins/file")}, FSAllow: []string{dir}, MemoryLimitBytes: limit})
+	f := &fixture{t: t, h: h, dir: dir}
+	path := filepath.Join(dir, "big.txt")
+	var b strings.Builder
+	line := strings.Repeat("x", 90)
+	for i := 0; b.Len() < 4*limit; i++ {
+		fmt.Fprintf(&b, "%09d %s\n", i, line)
+	}
+	appendFile(t, path, b.String())
+	task := f.mustOpen("FileStreamSource", map[string]string{"file": path, "topic": "lines", "batch.size": "2000"}, nil)
+	var n int
+	var pos string
+	for {
+		lines, p := poll(t, task, path)
+		if lines == nil {
+			break
+		}
+		n, pos = n+len(lines), p
+	}
+	if want := b.Len() / 101; n != want || pos != fmt.Sprintf(`{"position":%d}`, b.Len()) {
+		t.Fatalf("read %d lines up to %s, want %d up to %d", n, pos, want, b.Len())
+	}
+}

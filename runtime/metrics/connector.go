@@ -68,12 +68,7 @@ func (r *Registry) Connector(name string, info ConnectorInfo) *Connector {
 			})
 		}
 	}
-	if r.closed {
-		c.s.unregister()
-		return c
-	}
-	r.connectors[name] = c
-	r.nConns.Add(1)
+	registerHandle(&c.s, &r.connectors, name, c, &r.nConns)
 	return c
 }
 
@@ -95,21 +90,9 @@ func (c *Connector) SetTasks(n int) {
 
 // Unregister drops the connector's series and removes it from the connector count. Idempotent.
 func (c *Connector) Unregister() {
-	if c == nil {
-		return
+	if c != nil {
+		unregisterHandle(&c.s, &c.s.r.connectors, c.name, c, &c.s.r.nConns)
 	}
-	r := c.s.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.connectors[c.name] == c {
-		delete(r.connectors, c.name)
-		r.nConns.Add(-1)
-	}
-	c.s.unregister()
 }
 
-func (c *Connector) close() {
-	if c.s.unregister() {
-		c.s.r.nConns.Add(-1)
-	}
-}
+func (c *Connector) close() { c.s.closeCounted(&c.s.r.nConns) }

@@ -255,6 +255,41 @@ func (s *series) setStatus(name, value string) {
 	}
 }
 
+// registerHandle keeps a new task's or connector's handle h under key in the registry's map *m and
+// counts it. A closed registry exports nothing: h's series are dropped at once, and h is a working
+// handle that is not counted. The caller holds r.mu.
+func registerHandle[K, H comparable](s *series, m *map[K]H, key K, h H, count *atomic.Int64) {
+	if s.r.closed {
+		s.unregister()
+		return
+	}
+	(*m)[key] = h
+	count.Add(1)
+}
+
+// unregisterHandle drops a task's or connector's handle h, kept under key in the registry's map
+// *m: it leaves the map and count, if still there, and its series are unregistered, all under
+// r.mu, so that a Task or Connector call for the same key cannot pick the series up half-removed.
+// Idempotent.
+func unregisterHandle[K, H comparable](s *series, m *map[K]H, key K, h H, count *atomic.Int64) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if (*m)[key] == h {
+		delete(*m, key)
+		count.Add(-1)
+	}
+	s.unregister()
+}
+
+// closeCounted unregisters the series of a handle the registry let go of (Close) and takes it off
+// count, once.
+func (s *series) closeCounted(count *atomic.Int64) {
+	if s.unregister() {
+		count.Add(-1)
+	}
+}
+
 func (s *series) unregister() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

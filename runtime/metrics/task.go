@@ -129,13 +129,7 @@ func (r *Registry) Task(id connect.TaskID, typ connect.ConnectorType) *Task {
 	t.dlqRequests = s.counter(r.kafka(groupErrors, "deadletterqueue-produce-requests"), "")
 	t.dlqFailures = s.counter(r.kafka(groupErrors, "deadletterqueue-produce-failures"), "")
 	s.gauge(r.kafka(groupErrors, "last-error-timestamp"), "", func() float64 { return float64(t.lastError.Load()) })
-	if r.closed {
-		// A closed registry exports nothing; hand out a working handle that is not counted.
-		t.s.unregister()
-		return t
-	}
-	r.tasks[id] = t
-	r.nTasks.Add(1)
+	registerHandle(&t.s, &r.tasks, id, t, &r.nTasks)
 	return t
 }
 
@@ -339,22 +333,9 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 // Unregister drops all of the task's series and removes it from the task count. Calls on the
 // handle afterwards are harmless and not exported. Unregister is idempotent.
 func (t *Task) Unregister() {
-	if t == nil {
-		return
+	if t != nil {
+		unregisterHandle(&t.s, &t.s.r.tasks, t.id, t, &t.s.r.nTasks)
 	}
-	r := t.s.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// Drop the series under r.mu, so a Task call for the same id cannot pick them up half-removed.
-	if r.tasks[t.id] == t {
-		delete(r.tasks, t.id)
-		r.nTasks.Add(-1)
-	}
-	t.s.unregister()
 }
 
-func (t *Task) close() {
-	if t.s.unregister() {
-		t.s.r.nTasks.Add(-1)
-	}
-}
+func (t *Task) close() { t.s.closeCounted(&t.s.r.nTasks) }

@@ -1,9 +1,15 @@
 package store
 
 import (
+	"context"
+	"encoding/json"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/runtime/broker"
 )
 
 // With exactly-once support the leader writes the config topic in transactions (Kafka's
@@ -46,5 +52,98 @@ func TestConfigLeaderWritesFenceTheDeposedLeader(t *testing.T) {
 	}
 	if control < 2 {
 		t.Errorf("%d transaction markers in the config topic, want at least 2", control)
+	}
+}
+
+// TestReadToEndPastATransactionTheBrokerAbortedOnRestart: the embedded broker, started again after
+// it stopped with a transaction open, aborts that transaction without writing an abort marker, so a
+// read_committed consumer is never handed a record at or after the transaction's first offset
+// although the last stable offset is past it. Reading such an offsets topic to the end (what a
+// source task does before it starts) must still return.
+func TestReadToEndPastATransactionTheBrokerAbortedOnRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := b.Addr()
+	opts := Options{SeedBrokers: []string{addr}, ReadCommitted: true}
+	spec := TopicSpec{Name: offsetsTopic, Partitions: 1, ReplicationFactor: -1}
+	s := NewOffsetStore(opts, spec)
+	must(t, s.Start(ctx))
+	must(t, s.Put(ctx, "src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":1}`)}}))
+	s.Close()
+	// A task's transaction with an offset in it, left open when the broker stops.
+	p, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("connect-cluster-src-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, p.BeginTransaction())
+	recs, err := s.Records("src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":2}`)}})
+	must(t, err)
+	must(t, p.ProduceSync(ctx, recs...).FirstErr())
+	b.Close() // before the producer, which cannot abort its transaction then
+	p.Close()
+	if b, err = broker.Start(broker.Config{Listen: addr, DataDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	s = NewOffsetStore(opts, spec)
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	must(t, s.Start(sctx))
+	defer s.Close()
+	if got, _ := s.Get("src", []byte(`{"f":1}`)); string(got) != `{"position":1}` {
+		t.Fatalf("offset after the restart = %s, want the committed {\"position\":1}", got)
+	}
+}
+
+// TestReadToEndPastATransactionAbortedByACrash is the broker's kill -9 that make chaos found: a
+// copy of the data directory taken while a task's transaction is open is what a broker killed with
+// SIGKILL leaves. The embedded broker restarted on it treats the transaction as aborted without
+// writing an abort marker, so a read_committed reader is handed nothing past the aborted batches and
+// must still know it reached the end.
+func TestReadToEndPastATransactionAbortedByACrash(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	opts := Options{SeedBrokers: []string{b.Addr()}, ReadCommitted: true}
+	spec := TopicSpec{Name: offsetsTopic, Partitions: 1, ReplicationFactor: -1}
+	s := NewOffsetStore(opts, spec)
+	must(t, s.Start(ctx))
+	must(t, s.Put(ctx, "src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":1}`)}}))
+	p, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("connect-cluster-src-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	must(t, p.BeginTransaction())
+	recs, err := s.Records("src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":2}`)}})
+	must(t, err)
+	must(t, p.ProduceSync(ctx, recs...).FirstErr())
+	s.Close()
+	crashed := t.TempDir()
+	must(t, os.CopyFS(crashed, os.DirFS(dir)))
+
+	b2, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	s = NewOffsetStore(Options{SeedBrokers: []string{b2.Addr()}, ReadCommitted: true}, spec)
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	must(t, s.Start(sctx))
+	defer s.Close()
+	if got, _ := s.Get("src", []byte(`{"f":1}`)); string(got) != `{"position":1}` {
+		t.Fatalf("offset after the crash = %s, want the committed {\"position\":1}", got)
 	}
 }

@@ -340,6 +340,10 @@ func (l *Log) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	}
 }
 
+// abortedProbeInterval is how long a read_committed ReadToEnd waits for the consumer to move
+// before it checks whether aborted batches without a marker hold it back.
+const abortedProbeInterval = 500 * time.Millisecond
+
 // waitFor waits until, for every partition in want, the next offset to
 // handle is at least the wanted one.
 func (l *Log) waitFor(ctx context.Context, want map[int32]int64) error {
@@ -360,8 +364,16 @@ func (l *Log) waitFor(ctx context.Context, want map[int32]int64) error {
 		case stopped != nil:
 			return stopped
 		}
+		// A read_committed reader that is handed nothing for a while may be stuck behind
+		// aborted batches that no marker ends (see skipAborted).
+		var probe <-chan time.Time
+		if l.cfg.ReadCommitted {
+			probe = time.After(abortedProbeInterval)
+		}
 		select {
 		case <-advanced:
+		case <-probe:
+			l.skipAborted(ctx, want)
 		case <-ctx.Done():
 			return fmt.Errorf("waiting to read internal topic %q up to %v: %w", l.Topic(), want, context.Cause(ctx))
 		}

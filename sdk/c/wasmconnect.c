@@ -130,11 +130,19 @@ static wc_str vformat(const char *fmt, va_list ap) {
     return (wc_str){p, (size_t)n};
 }
 
+/* FORMAT_ARGS sets dst to the arguments after fmt of a printf-like function, formatted by fmt (in
+ * the call's scratch memory). One macro instead of va_start/vformat/va_end in every such function. */
+#define FORMAT_ARGS(dst, fmt)         \
+    do {                              \
+        va_list ap_;                  \
+        va_start(ap_, fmt);           \
+        (dst) = vformat((fmt), ap_);  \
+        va_end(ap_);                  \
+    } while (0)
+
 wc_str wc_tmp_printf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    wc_str s = vformat(fmt, ap);
-    va_end(ap);
+    wc_str s;
+    FORMAT_ARGS(s, fmt);
     return s;
 }
 
@@ -205,8 +213,8 @@ static bool err_set, err_retriable;
 static const char *err_key; /* wc_config_errorf's setting */
 static wc_str fail_class, fail_msg;
 
-static int set_error(bool retriable, const char *fmt, va_list ap) {
-    err_msg = vformat(fmt, ap);
+static int set_error(bool retriable, wc_str msg) {
+    err_msg = msg;
     err_set = true;
     err_retriable = retriable;
     err_key = NULL;
@@ -214,44 +222,34 @@ static int set_error(bool retriable, const char *fmt, va_list ap) {
 }
 
 int wc_errorf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(false, fmt, ap);
-    va_end(ap);
-    return -1;
+    wc_str msg;
+    FORMAT_ARGS(msg, fmt);
+    return set_error(false, msg);
 }
 
 int wc_retriable_errorf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(true, fmt, ap);
-    va_end(ap);
-    return -1;
+    wc_str msg;
+    FORMAT_ARGS(msg, fmt);
+    return set_error(true, msg);
 }
 
 int wc_config_errorf(const char *key, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(false, fmt, ap);
-    va_end(ap);
+    wc_str msg;
+    FORMAT_ARGS(msg, fmt);
+    set_error(false, msg);
     err_key = wc_tmp_cstr(wc_cstr(key));
     return -1;
 }
 
 int wc_record_failf(const char *exception_class, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fail_msg = vformat(fmt, ap);
-    va_end(ap);
+    FORMAT_ARGS(fail_msg, fmt);
     fail_class = wc_cstr(exception_class ? exception_class : DATA_EXCEPTION);
     return WC_FAILED;
 }
 
 void wc_log(int level, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    wc_str s = vformat(fmt, ap);
-    va_end(ap);
+    wc_str s;
+    FORMAT_ARGS(s, fmt);
     wc_host_log(level, s.ptr, (int32_t)s.len);
 }
 
@@ -274,10 +272,9 @@ static uint64_t error_result(const char *msg) {
 
 static uint64_t fail_result(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static uint64_t fail_result(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(false, fmt, ap);
-    va_end(ap);
+    wc_str msg;
+    FORMAT_ARGS(msg, fmt);
+    set_error(false, msg);
     return error_result("");
 }
 
@@ -611,10 +608,7 @@ struct wc_errors {
 
 void wc_errors_add(wc_errors *e, const char *key, const char *fmt, ...) {
     if (e->n == 64) return;
-    va_list ap;
-    va_start(ap, fmt);
-    e->msgs[e->n] = vformat(fmt, ap);
-    va_end(ap);
+    FORMAT_ARGS(e->msgs[e->n], fmt);
     e->keys[e->n++] = wc_tmp_cstr(wc_cstr(key ? key : ""));
 }
 
@@ -1330,6 +1324,30 @@ static wc_record *rd_records(reader *r, size_t *n) {
     return recs;
 }
 
+/* reader_of reads an operation's input. */
+static reader reader_of(wc_str in) {
+    return (reader){(const uint8_t *)in.ptr, (const uint8_t *)in.ptr + in.len, false};
+}
+
+/* input_records decodes an input that is one record batch (PUT, TRANSFORM, TEST). */
+static wc_record *input_records(wc_str in, size_t *n) {
+    reader r = reader_of(in);
+    return rd_records(&r, n);
+}
+
+/* begin_batch starts a converter's operation: r reads in, whose entry count it returns, and the
+ * result, which has as many entries, is started with it. */
+static uint32_t begin_batch(reader *r, wc_str in) {
+    *r = reader_of(in);
+    uint32_t n = rd_u32(r);
+    out.len = 0;
+    buf_u32(&out, n);
+    return n;
+}
+
+/* failure_class is the class the plugin set for a failed record, DataException if it set none. */
+static wc_str failure_class(void) { return fail_class.ptr ? fail_class : wc_cstr(DATA_EXCEPTION); }
+
 const wc_header *wc_record_header(const wc_record *r, const char *key) {
     for (size_t i = r->nheaders; i > 0; i--)
         if (wc_str_eq(r->headers[i - 1].key, key)) return &r->headers[i - 1];
@@ -1648,9 +1666,8 @@ static uint64_t op_poll(object *o) {
 }
 
 static uint64_t op_put(object *o, wc_str in) {
-    reader r = {(const uint8_t *)in.ptr, (const uint8_t *)in.ptr + in.len, false};
     size_t n;
-    wc_record *recs = rd_records(&r, &n);
+    wc_record *recs = input_records(in, &n);
     if (!recs) return error_result("");
     if (((const wc_sink *)o->p->p)->put(o->state, recs, n)) return error_result("PUT failed");
     return 0;
@@ -1674,10 +1691,8 @@ static uint64_t op_flush(object *o, wc_str in) {
 
 static uint64_t op_from_connect(object *o, wc_str in) {
     const wc_converter *c = o->p->p;
-    reader r = {(const uint8_t *)in.ptr, (const uint8_t *)in.ptr + in.len, false};
-    uint32_t n = rd_u32(&r);
-    out.len = 0;
-    buf_u32(&out, n);
+    reader r;
+    uint32_t n = begin_batch(&r, in);
     for (uint32_t i = 0; i < n && !r.bad; i++) {
         wc_str topic = rd_bytes(&r);
         wc_data d = rd_data(&r);
@@ -1694,10 +1709,8 @@ static uint64_t op_from_connect(object *o, wc_str in) {
 
 static uint64_t op_to_connect(object *o, wc_str in) {
     const wc_converter *c = o->p->p;
-    reader r = {(const uint8_t *)in.ptr, (const uint8_t *)in.ptr + in.len, false};
-    uint32_t n = rd_u32(&r);
-    out.len = 0;
-    buf_u32(&out, n);
+    reader r;
+    uint32_t n = begin_batch(&r, in);
     for (uint32_t i = 0; i < n && !r.bad; i++) {
         wc_str topic = rd_bytes(&r);
         uint32_t len = rd_u32(&r);
@@ -1719,9 +1732,8 @@ static uint64_t op_to_connect(object *o, wc_str in) {
 
 static uint64_t op_transform(object *o, wc_str in) {
     const wc_transformation *t = o->p->p;
-    reader r = {(const uint8_t *)in.ptr, (const uint8_t *)in.ptr + in.len, false};
     size_t n;
-    wc_record *recs = rd_records(&r, &n);
+    wc_record *recs = input_records(in, &n);
     if (!recs) return error_result("");
     out.len = 0;
     buf_u32(&out, 0);
@@ -1736,7 +1748,7 @@ static uint64_t op_transform(object *o, wc_str in) {
         case WC_FAILED:
             buf_u32(&out, (uint32_t)i);
             buf_u8(&out, 1);
-            buf_bytes(&out, fail_class.ptr ? fail_class : wc_cstr(DATA_EXCEPTION));
+            buf_bytes(&out, failure_class());
             buf_bytes(&out, fail_msg.ptr ? fail_msg : WC_STR("the transformation failed"));
             break;
         default: return error_result("TRANSFORM failed");
@@ -1749,9 +1761,8 @@ static uint64_t op_transform(object *o, wc_str in) {
 
 static uint64_t op_test(object *o, wc_str in) {
     const wc_predicate *p = o->p->p;
-    reader r = {(const uint8_t *)in.ptr, (const uint8_t *)in.ptr + in.len, false};
     size_t n;
-    wc_record *recs = rd_records(&r, &n);
+    wc_record *recs = input_records(in, &n);
     if (!recs) return error_result("");
     out.len = 0;
     buf_u32(&out, (uint32_t)n);
@@ -1762,7 +1773,7 @@ static uint64_t op_test(object *o, wc_str in) {
         int m = p->test(o->state, &recs[i]);
         if (m == WC_ERROR) return error_result("TEST failed");
         if (m < 0) {
-            classes[failed] = fail_class.ptr ? fail_class : wc_cstr(DATA_EXCEPTION);
+            classes[failed] = failure_class();
             msgs[failed++] = fail_msg.ptr ? fail_msg : WC_STR("the predicate failed");
             buf_u8(&out, 2);
         } else buf_u8(&out, m ? 1 : 0);

@@ -128,6 +128,13 @@ impl SourceTask for FileSourceTask {
             }
         }
         self.lines.clear();
+        // The lines returned last time are no longer referenced: drop them now, as fill cannot
+        // while the batch's lines point into buf, so that buf holds at most one batch plus a read
+        // instead of the whole file.
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
         let mut eof = false;
         let mut scanned = self.start;
         while self.lines.len() < self.batch_size {

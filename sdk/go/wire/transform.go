@@ -99,31 +99,52 @@ func AppendTransformFailed(dst []byte, input int, class, message string) []byte 
 // input has exactly one entry; it copies Offset, SourcePartition and SourceOffset from the inputs
 // into the outputs. Byte fields alias b (or the inputs, for unchanged records).
 func DecodeTransformResult(b []byte, inputs []Record) ([]TransformedRecord, []RecordFailure, error) {
-	d := NewDecoder(b)
-	n := d.count("transform result", 5)
-	var out []TransformedRecord
 	var failed []RecordFailure
+	out, err := decodeTransformEntries(b, inputs, "transform result", true, func(d *Decoder, _, in int) error {
+		failed = append(failed, RecordFailure{Input: in, Class: d.String("error class"), Message: d.String("error message")})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, failed, nil
+}
+
+// decodeTransformEntries decodes the entries of a TRANSFORM or TRANSFORM_CHAIN result (sdk/ABI.md
+// §5.6, §5.8), which differ only in what a failure carries and in whether a failed input may have
+// other entries (failedAlone). It checks that entries name existing inputs in non-decreasing order
+// and that an unchanged input (and, with failedAlone, a failed one) has exactly one entry; it
+// copies Offset, SourcePartition and SourceOffset from the inputs into the outputs. failure
+// decodes what follows a failed entry's status.
+func decodeTransformEntries(b []byte, inputs []Record, what string, failedAlone bool, failure func(d *Decoder, entry, input int) error) ([]TransformedRecord, error) {
+	d := NewDecoder(b)
+	n := d.count(what, 5)
+	var out []TransformedRecord
 	if n > 0 {
 		out = make([]TransformedRecord, 0, n)
 	}
-	last, lastSingle := -1, false
+	alone := "unchanged"
+	if failedAlone {
+		alone = "failed or unchanged"
+	}
+	last, lastAlone := -1, false
 	for i := 0; i < n && d.Err() == nil; i++ {
-		in := int(d.U32("transform result input"))
-		st := TransformStatus(d.U8("transform result status"))
+		in := int(d.U32(what + " input"))
+		st := TransformStatus(d.U8(what + " status"))
 		if d.Err() != nil {
 			break
 		}
 		if in >= len(inputs) {
-			return nil, nil, fmt.Errorf("wire: transform result entry %d names input %d of a batch of %d", i, in, len(inputs))
+			return nil, fmt.Errorf("wire: %s entry %d names input %d of a batch of %d", what, i, in, len(inputs))
 		}
 		if in < last {
-			return nil, nil, fmt.Errorf("wire: transform result entry %d names input %d after input %d: entries must follow the input order", i, in, last)
+			return nil, fmt.Errorf("wire: %s entry %d names input %d after input %d: entries must follow the input order", what, i, in, last)
 		}
-		single := st == StatusFailed || st == StatusUnchanged
-		if in == last && (single || lastSingle) {
-			return nil, nil, fmt.Errorf("wire: transform result entry %d: input %d has more than one entry and one of them is failed or unchanged", i, in)
+		isAlone := st == StatusUnchanged || failedAlone && st == StatusFailed
+		if in == last && (isAlone || lastAlone) {
+			return nil, fmt.Errorf("wire: %s entry %d: input %d has more than one entry and one of them is %s", what, i, in, alone)
 		}
-		last, lastSingle = in, single
+		last, lastAlone = in, isAlone
 		switch st {
 		case StatusRecord:
 			var r Record
@@ -134,15 +155,17 @@ func DecodeTransformResult(b []byte, inputs []Record) ([]TransformedRecord, []Re
 		case StatusUnchanged:
 			out = append(out, TransformedRecord{Input: in, Unchanged: true, Record: inputs[in]})
 		case StatusFailed:
-			failed = append(failed, RecordFailure{Input: in, Class: d.String("error class"), Message: d.String("error message")})
+			if err := failure(d, i, in); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, nil, fmt.Errorf("wire: transform result entry %d has unknown status %d", i, st)
+			return nil, fmt.Errorf("wire: %s entry %d has unknown status %d", what, i, st)
 		}
 	}
-	if err := d.finish("transform result"); err != nil {
-		return nil, nil, err
+	if err := d.finish(what); err != nil {
+		return nil, err
 	}
-	return slices.Clip(out), failed, nil
+	return slices.Clip(out), nil
 }
 
 // Test result bytes (sdk/ABI.md §5.7).
