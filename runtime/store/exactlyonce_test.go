@@ -69,36 +69,14 @@ func TestReadToEndPastATransactionTheBrokerAbortedOnRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := b.Addr()
-	opts := Options{SeedBrokers: []string{addr}, ReadCommitted: true}
-	spec := TopicSpec{Name: offsetsTopic, Partitions: 1, ReplicationFactor: -1}
-	s := NewOffsetStore(opts, spec)
-	must(t, s.Start(ctx))
-	must(t, s.Put(ctx, "src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":1}`)}}))
-	s.Close()
-	// A task's transaction with an offset in it, left open when the broker stops.
-	p, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("connect-cluster-src-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, p.BeginTransaction())
-	recs, err := s.Records("src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":2}`)}})
-	must(t, err)
-	must(t, p.ProduceSync(ctx, recs...).FirstErr())
+	p := leaveTransactionOpen(ctx, t, addr)
 	b.Close() // before the producer, which cannot abort its transaction then
 	p.Close()
 	if b, err = broker.Start(broker.Config{Listen: addr, DataDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-
-	s = NewOffsetStore(opts, spec)
-	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
-	defer scancel()
-	must(t, s.Start(sctx))
-	defer s.Close()
-	if got, _ := s.Get("src", []byte(`{"f":1}`)); string(got) != `{"position":1}` {
-		t.Fatalf("offset after the restart = %s, want the committed {\"position\":1}", got)
-	}
+	wantCommittedPosition(ctx, t, addr)
 }
 
 // TestReadToEndPastATransactionAbortedByACrash is the broker's kill -9 that make chaos found: a
@@ -115,21 +93,8 @@ func TestReadToEndPastATransactionAbortedByACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	opts := Options{SeedBrokers: []string{b.Addr()}, ReadCommitted: true}
-	spec := TopicSpec{Name: offsetsTopic, Partitions: 1, ReplicationFactor: -1}
-	s := NewOffsetStore(opts, spec)
-	must(t, s.Start(ctx))
-	must(t, s.Put(ctx, "src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":1}`)}}))
-	p, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("connect-cluster-src-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := leaveTransactionOpen(ctx, t, b.Addr())
 	defer p.Close()
-	must(t, p.BeginTransaction())
-	recs, err := s.Records("src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":2}`)}})
-	must(t, err)
-	must(t, p.ProduceSync(ctx, recs...).FirstErr())
-	s.Close()
 	crashed := t.TempDir()
 	must(t, os.CopyFS(crashed, os.DirFS(dir)))
 
@@ -138,12 +103,41 @@ func TestReadToEndPastATransactionAbortedByACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b2.Close()
-	s = NewOffsetStore(Options{SeedBrokers: []string{b2.Addr()}, ReadCommitted: true}, spec)
+	wantCommittedPosition(ctx, t, b2.Addr())
+}
+
+// abortedSpec is the one-partition offsets topic of the aborted-transaction tests.
+var abortedSpec = TopicSpec{Name: offsetsTopic, Partitions: 1, ReplicationFactor: -1}
+
+// leaveTransactionOpen commits the offset {"position":1} of source partition {"f":1}, then writes
+// {"position":2} in a task's transaction that it leaves open; the caller closes the producer.
+func leaveTransactionOpen(ctx context.Context, t *testing.T, addr string) *kgo.Client {
+	t.Helper()
+	s := NewOffsetStore(Options{SeedBrokers: []string{addr}, ReadCommitted: true}, abortedSpec)
+	must(t, s.Start(ctx))
+	defer s.Close()
+	must(t, s.Put(ctx, "src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":1}`)}}))
+	p, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("connect-cluster-src-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, p.BeginTransaction())
+	recs, err := s.Records("src", []OffsetEntry{{Partition: json.RawMessage(`{"f":1}`), Offset: json.RawMessage(`{"position":2}`)}})
+	must(t, err)
+	must(t, p.ProduceSync(ctx, recs...).FirstErr())
+	return p
+}
+
+// wantCommittedPosition starts a read_committed offset store on the broker at addr and checks
+// that it reads to the end within 10 s and holds the committed {"position":1}, not the aborted 2.
+func wantCommittedPosition(ctx context.Context, t *testing.T, addr string) {
+	t.Helper()
+	s := NewOffsetStore(Options{SeedBrokers: []string{addr}, ReadCommitted: true}, abortedSpec)
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 	defer scancel()
 	must(t, s.Start(sctx))
 	defer s.Close()
 	if got, _ := s.Get("src", []byte(`{"f":1}`)); string(got) != `{"position":1}` {
-		t.Fatalf("offset after the crash = %s, want the committed {\"position\":1}", got)
+		t.Fatalf("offset after the broker's restart = %s, want the committed {\"position\":1}", got)
 	}
 }
