@@ -126,16 +126,9 @@ func (p *process) start() {
 
 // stop sends sig and waits for the process to exit.
 func (p *process) stop(sig syscall.Signal) {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
+	cmd, done := p.running()
+	if cmd == nil {
 		return
-	}
-	select {
-	case <-done:
-		return
-	default:
 	}
 	cmd.Process.Signal(sig)
 	select {
@@ -148,16 +141,25 @@ func (p *process) stop(sig syscall.Signal) {
 
 // signal sends sig (SIGSTOP, SIGCONT, ...) to the process if it is running, without waiting.
 func (p *process) signal(sig syscall.Signal) {
+	if cmd, _ := p.running(); cmd != nil {
+		cmd.Process.Signal(sig)
+	}
+}
+
+// running returns the process's command and the channel closed when it exits, or a nil command
+// when it was never started or has exited.
+func (p *process) running() (*exec.Cmd, chan struct{}) {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
 	if cmd == nil || cmd.Process == nil {
-		return
+		return nil, nil
 	}
 	select {
 	case <-done:
+		return nil, nil
 	default:
-		cmd.Process.Signal(sig)
+		return cmd, done
 	}
 }
 
