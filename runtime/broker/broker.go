@@ -119,20 +119,9 @@ func Start(cfg Config) (*Broker, error) {
 
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
-		kfake.Ports(port),
 		kfake.DefaultNumPartitions(parts),
 		kfake.BrokerConfigs(bcfgs),
 		kfake.WithLogger(slogAdapter{logger}),
-	}
-	// kfake always binds 127.0.0.1; rebind to the configured host.
-	if host != "127.0.0.1" {
-		opts = append(opts, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
-			_, p, err := net.SplitHostPort(addr)
-			if err != nil {
-				return nil, err
-			}
-			return net.Listen(network, net.JoinHostPort(host, p))
-		}))
 	}
 	if cfg.DataDir != "" {
 		// Without SyncWrites kfake fsyncs segments only when it rolls them or
@@ -156,6 +145,21 @@ func Start(cfg Config) (*Broker, error) {
 		if err := setAsideOrphanPartitions(cfg.DataDir, logger); err != nil {
 			return nil, fmt.Errorf("starting embedded broker with data dir %s: %w", cfg.DataDir, err)
 		}
+		if err := endOpenTransactions(cfg.DataDir, opts, client, logger); err != nil {
+			return nil, fmt.Errorf("starting embedded broker with data dir %s: ending the transactions a killed broker left open: %w", cfg.DataDir, err)
+		}
+	}
+
+	opts = append(opts, kfake.Ports(port))
+	// kfake always binds 127.0.0.1; rebind to the configured host.
+	if host != "127.0.0.1" {
+		opts = append(opts, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
+			_, p, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			return net.Listen(network, net.JoinHostPort(host, p))
+		}))
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {

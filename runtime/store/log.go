@@ -340,13 +340,23 @@ func (l *Log) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	}
 }
 
-// abortedProbeInterval is how long a read_committed ReadToEnd waits for the consumer to move
-// before it checks whether aborted batches without a marker hold it back.
+// abortedProbeInterval is how often a read_committed ReadToEnd checks whether aborted batches
+// without a marker hold back the partitions that did not move since the last check.
 const abortedProbeInterval = 500 * time.Millisecond
 
 // waitFor waits until, for every partition in want, the next offset to
 // handle is at least the wanted one.
 func (l *Log) waitFor(ctx context.Context, want map[int32]int64) error {
+	// A read_committed reader that is handed nothing on a partition for a while may be stuck
+	// behind aborted batches that no marker ends (see skipAborted). The ticker runs whatever the
+	// other partitions do: records flowing on one partition must not put off the check of another.
+	var probe <-chan time.Time
+	if l.cfg.ReadCommitted {
+		tick := time.NewTicker(abortedProbeInterval)
+		defer tick.Stop()
+		probe = tick.C
+	}
+	var lastProbe map[int32]int64 // the positions at the last tick
 	for {
 		l.mu.Lock()
 		caughtUp := true
@@ -364,20 +374,32 @@ func (l *Log) waitFor(ctx context.Context, want map[int32]int64) error {
 		case stopped != nil:
 			return stopped
 		}
-		// A read_committed reader that is handed nothing for a while may be stuck behind
-		// aborted batches that no marker ends (see skipAborted).
-		var probe <-chan time.Time
-		if l.cfg.ReadCommitted {
-			probe = time.After(abortedProbeInterval)
-		}
 		select {
 		case <-advanced:
 		case <-probe:
-			l.skipAborted(ctx, want)
+			var stalled map[int32]int64
+			stalled, lastProbe = l.stalled(want, lastProbe)
+			l.skipAborted(ctx, stalled)
 		case <-ctx.Done():
 			return fmt.Errorf("waiting to read internal topic %q up to %v: %w", l.Topic(), want, context.Cause(ctx))
 		}
 	}
+}
+
+// stalled returns the partitions of want that are short of it and have not moved since the
+// positions last, and the positions now.
+func (l *Log) stalled(want, last map[int32]int64) (stalled, now map[int32]int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	stalled, now = map[int32]int64{}, make(map[int32]int64, len(want))
+	for p, o := range want {
+		at := l.next[p]
+		now[p] = at
+		if prev, ok := last[p]; ok && prev == at && at < o {
+			stalled[p] = o
+		}
+	}
+	return stalled, now
 }
 
 // ClaimWrites makes WriteExclusive write in transactions with transactionalID, as Kafka Connect's
