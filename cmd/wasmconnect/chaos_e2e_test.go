@@ -1,4 +1,4 @@
-//go:build e2e && chaos
+//go:build e2e
 
 package main
 
@@ -25,9 +25,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// The chaos run's knobs. The defaults are the short form; make chaos runs the long one:
+// The chaos run's knobs. The defaults are the short form, which make test runs; make chaos runs the
+// long one:
 //
-//	go test -tags 'e2e chaos' -run '^TestChaos$' -v ./cmd/wasmconnect/ -args -chaos.duration=2m -chaos.rate=1000
+//	go test -tags e2e -run '^TestChaos$' -v ./cmd/wasmconnect/ -args -chaos.duration=2m -chaos.rate=1000
 var (
 	chaosDuration = flag.Duration("chaos.duration", 30*time.Second, "how long TestChaos kills and pauses processes")
 	chaosRate     = flag.Int("chaos.rate", 500, "records per second into each of TestChaos's pipelines")
@@ -304,12 +305,18 @@ func (c *chaosRun) workerEvent(k int) {
 	c.down = nil
 }
 
-// brokerEvent kills the broker with SIGKILL and restarts it on its data directory.
+// brokerEvent kills the broker with SIGKILL and restarts it on its data directory, saying how many
+// transactions the kill left open: the restarted broker ends each with an abort marker.
 func (c *chaosRun) brokerEvent() {
 	c.snapshot("kill -9 broker")
+	before := strings.Count(c.broker.logText(), abortMarkerLine)
 	kill9AndRestart(c.t, c.broker, c.addr)
-	c.snapshot("broker restarted")
+	c.snapshot(fmt.Sprintf("broker restarted, %d open transactions aborted", strings.Count(c.broker.logText(), abortMarkerLine)-before))
 }
+
+// abortMarkerLine is what the broker logs for each abort marker of a transaction a kill left open.
+const abortMarkerLine = "wrote the abort marker of a transaction the killed broker left open"
+
 
 // snapshot adds to each pipeline's bound the records it has in flight now, that is not committed,
 // which a task restarted from its committed offsets may deliver again:
