@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/wasmconnect/wasmconnect/runtime/broker"
@@ -140,4 +141,62 @@ func wantCommittedPosition(ctx context.Context, t *testing.T, addr string) {
 	if got, _ := s.Get("src", []byte(`{"f":1}`)); string(got) != `{"position":1}` {
 		t.Fatalf("offset after the broker's restart = %s, want the committed {\"position\":1}", got)
 	}
+}
+
+// The check for aborted batches without a marker (skipAborted) must reach a partition that stalls
+// on them while records keep coming on another: kfake itself, restarted on what a kill -9 left
+// (runtime/broker writes the markers, kfake alone does not), with partition 0 ending in such a
+// transaction and a producer writing to partition 1 all along.
+func TestReadToEndPastAbortedBatchesWhileAnotherPartitionMoves(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	spec := TopicSpec{Name: offsetsTopic, Partitions: 2, ReplicationFactor: -1}
+	c := startKfake(t, dir)
+	first := NewLog(LogConfig{Topic: spec, SeedBrokers: c.ListenAddrs(), ReadCommitted: true})
+	must(t, first.Start(ctx))
+	first.Close()
+	p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.TransactionalID("task-0"),
+		kgo.DefaultProduceTopic(offsetsTopic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	must(t, err)
+	defer p.Close()
+	must(t, p.BeginTransaction())
+	must(t, p.ProduceSync(ctx, &kgo.Record{Partition: 0, Key: []byte("k"), Value: []byte("aborted by the kill")}).FirstErr())
+	crashed := t.TempDir()
+	must(t, os.CopyFS(crashed, os.DirFS(dir)))
+
+	addrs := startKfake(t, crashed).ListenAddrs()
+	w, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(offsetsTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	must(t, err)
+	defer w.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a record on partition 1 every 50 ms: more often than the probe's interval
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				w.ProduceSync(ctx, &kgo.Record{Partition: 1, Key: []byte("k"), Value: []byte("v")})
+			}
+		}
+	}()
+	l := NewLog(LogConfig{Topic: spec, SeedBrokers: addrs, ReadCommitted: true})
+	must(t, l.Start(ctx))
+	defer l.Close()
+	for range 3 { // each ReadToEnd lists the ends anew, partition 1's a little further on
+		must(t, l.ReadToEnd(ctx))
+	}
+}
+
+// startKfake starts a one-broker kfake on dataDir, without what runtime/broker adds to it.
+func startKfake(t *testing.T, dataDir string) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(dataDir), kfake.SyncWrites())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
