@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -75,19 +77,26 @@ func openTransactions(dataDir string) ([]openTxn, error) {
 // openInPartition scans a partition directory's segments in offset order and returns the producers
 // whose last batch is transactional data rather than a control batch.
 func openInPartition(dir string) ([]openTxn, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.dat"))
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	base := func(f string) int64 {
-		var n int64
-		fmt.Sscan(strings.TrimSuffix(filepath.Base(f), ".dat"), &n)
-		return n
+	type segment struct {
+		file string
+		base int64
 	}
-	slices.SortFunc(files, func(a, b string) int { return int(base(a) - base(b)) })
+	var segments []segment // <base offset>.dat
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".dat"); ok {
+			if base, err := strconv.ParseInt(name, 10, 64); err == nil {
+				segments = append(segments, segment{e.Name(), base})
+			}
+		}
+	}
+	slices.SortFunc(segments, func(a, b segment) int { return cmp.Compare(a.base, b.base) })
 	open := map[int64]int16{} // producer ID -> epoch of its open transaction
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
+	for _, seg := range segments {
+		raw, err := os.ReadFile(filepath.Join(dir, seg.file))
 		if err != nil {
 			return nil, err
 		}

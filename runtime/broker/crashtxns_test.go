@@ -20,7 +20,6 @@ func TestCommitsAfterATransactionAKilledBrokerLeftOpenAreRead(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	b := start(t, Config{Listen: "127.0.0.1:0", DataDir: dir})
-	defer b.Close()
 	if _, err := kadm.NewClient(client(t, b)).CreateTopic(ctx, 1, -1, nil, "txns"); err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +30,16 @@ func TestCommitsAfterATransactionAKilledBrokerLeftOpenAreRead(t *testing.T) {
 	crashed := t.TempDir()
 	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
+	}
+
+	if txns, err := openTransactions(crashed); err != nil || len(txns) != 1 || txns[0].topic != "txns" || txns[0].partition != 0 {
+		t.Fatalf("open transactions in the killed broker's data dir: %+v, %v; want the one on txns/0", txns, err)
+	}
+	// A broker that stops cleanly keeps its open transactions, which their producers may still
+	// commit: none to end.
+	b.Close()
+	if txns, err := openTransactions(dir); err != nil || len(txns) != 0 {
+		t.Errorf("open transactions to end after a clean stop: %+v, %v; want none", txns, err)
 	}
 
 	b2 := start(t, Config{Listen: "127.0.0.1:0", DataDir: crashed})
