@@ -6,7 +6,10 @@
 // Connect worker depends on it: topics are auto-created, new topics get one
 // partition, and compacted topics are actually compacted on Kafka's default
 // cleaner schedule. With a data directory the broker keeps its topics,
-// records and group offsets across restarts, a kill -9 included.
+// records and group offsets across restarts, a kill -9 included; after a kill
+// it ends the transactions that were open with abort markers before clients
+// get in, as Kafka's transaction coordinator would (kfake alone writes none,
+// and read_committed readers would then drop later committed records).
 //
 // The embedded broker is meant for development and single-machine setups:
 // it has one node, keeps a copy of all data in memory, and always listens
