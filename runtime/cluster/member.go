@@ -798,7 +798,13 @@ func (m *Member) apply(ctx context.Context, jresp *kmsg.JoinGroupResponse, proto
 		// Whatever the assignment says, the round is over (Kafka's onAssigned counts it too).
 		defer m.cfg.Rebalances.RebalanceCompleted(jresp.Generation)
 	}
-	leader := jresp.LeaderID == jresp.MemberID
+	// The leader is the member the assignment names, as in Kafka's DistributedHerder.isLeader, not
+	// whoever JoinGroup called the leader: the embedded broker (kfake), when the previous leader
+	// is not among the members of a round, names each member the leader in its own response, and
+	// then hands out the assignments of one of them. The others would otherwise take up the
+	// leader's duties too (the config topic's transactional writer, fencing tasks), fencing each
+	// other and the tasks they do not run.
+	leader := a.Leader == jresp.MemberID
 	if jresp.Generation == m.appliedGen {
 		// The coordinator answered a follower's rejoin in a stable group with the current
 		// generation and assignment: already applied.

@@ -689,3 +689,48 @@ func TestMemberReportsRebalances(t *testing.T) {
 		l.mu.Unlock()
 	}
 }
+
+// When the leader has left, the group has one new leader. kfake tells every member of the round
+// that follows that it leads (each JoinGroup response names the member it goes to as the leader),
+// but takes the assignments of only one of them: the member that leads is the one the assignment
+// names, as in Kafka's DistributedHerder.isLeader.
+func TestMemberOneLeaderAfterTheLeaderLeaves(t *testing.T) {
+	t.Parallel()
+	tc := newTestCluster(t, sixByThree())
+	a, b, c := tc.start("a", nil), tc.start("b", nil), tc.start("c", nil)
+	waitFor(t, 15*time.Second, "three workers balanced", func() error { return tc.balanced(a, b, c) })
+	var leader *node
+	for _, n := range []*node{a, b, c} {
+		if n.m.State().Leader {
+			leader = n
+		}
+	}
+	stay := slices.DeleteFunc([]*node{a, b, c}, func(n *node) bool { return n == leader })
+	gone := leader.m.State().MemberID
+	leader.stop(t)
+	// The round after the leader left: both members applied one generation led by another member.
+	var last []Assignment
+	waitFor(t, 10*time.Second, "a round without the leader", func() error {
+		last = last[:0]
+		for _, n := range stay {
+			_, assigns, _ := n.w.snapshot()
+			if len(assigns) == 0 {
+				return errors.New("no assignment yet")
+			}
+			last = append(last, assigns[len(assigns)-1])
+		}
+		if last[0].Generation != last[1].Generation || last[0].LeaderID == gone {
+			return fmt.Errorf("generations %d and %d, leader %s", last[0].Generation, last[1].Generation, last[0].LeaderID)
+		}
+		return nil
+	})
+	var leaders []string
+	for i, n := range stay {
+		if last[i].Leader {
+			leaders = append(leaders, n.name)
+		}
+	}
+	if len(leaders) != 1 {
+		t.Fatalf("leaders of generation %d after %s left: %v, want one", last[0].Generation, leader.name, leaders)
+	}
+}
