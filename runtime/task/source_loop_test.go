@@ -446,3 +446,26 @@ func TestSourceCommitsOffsetsWhenPaused(t *testing.T) {
 		t.Fatalf("a paused task polled %d times", polls)
 	}
 }
+
+// TestSourceCommitThatTimesOutIsATransactionLost has the broker never answer EndTxn (what a worker
+// paused with SIGSTOP mid-commit sees when it resumes: the commit's time is up): the task fails
+// with an error the worker starts it again on, from its committed offsets, rather than for good.
+func TestSourceCommitThatTimesOutIsATransactionLost(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
+	c.ControlKey(int16(kmsg.EndTxn), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		return nil, nil, true // no answer
+	})
+	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "a1")}}}}
+	r := startSource(t, c, plugin, func(cfg *SourceConfig) {
+		cfg.Producer = loopClient(t, c, append(ProducerOpts(), kgo.TransactionalID("src-0"))...)
+		cfg.FlushTimeout = 200 * time.Millisecond
+		cfg.Transactions = &Transactions{Boundary: BoundaryPoll, OffsetRecords: func(string, map[string][]byte) ([]*kgo.Record, error) {
+			return nil, nil
+		}}
+	})
+	err := r.wait(t)
+	if !errors.Is(err, ErrCommitTimedOut) || !TransactionLost(err) {
+		t.Fatalf("Run returned %v; want a commit that timed out, which TransactionLost reports", err)
+	}
+}

@@ -112,6 +112,9 @@ func (s *Source) commitLocked(ctx context.Context) error {
 	defer cancel()
 	fail := func(err error) error {
 		s.cfg.Metrics.OffsetCommit(metrics.CommitFailure, time.Since(start))
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", ErrCommitTimedOut, err)
+		}
 		return fmt.Errorf("task %s failed committing its transaction: %w", s.cfg.ID, err)
 	}
 	if err := cl.Flush(fctx); err != nil {
@@ -156,6 +159,10 @@ func (s *Source) commitLocked(ctx context.Context) error {
 	return nil
 }
 
+// ErrCommitTimedOut is the failure of a transaction's commit that did not end within
+// offset.flush.timeout.ms, for instance because its worker was paused (SIGSTOP) or starved meanwhile.
+var ErrCommitTimedOut = errors.New("the commit of the transaction timed out")
+
 // abortTransaction drops what a failed task's open transaction holds. Best effort: if the broker
 // cannot be told, the transaction times out or the task's successor aborts it.
 func (s *Source) abortTransaction() {
@@ -184,7 +191,14 @@ func (s *Source) abortTransaction() {
 // KIP-890 coordinators may ask the producer to abort (TRANSACTION_ABORTABLE). Nothing of that
 // transaction was committed, its source offsets included, so the task may start again from its
 // committed offsets and write those records again without a reader seeing them twice.
+//
+// A commit that ran out of time (ErrCommitTimedOut) counts too: its outcome is not known, but the
+// offsets were in the transaction, so the committed offsets say whether it went through, and the
+// task's successor's InitProducerID aborts it if it did not.
 func TransactionLost(err error) bool {
+	if errors.Is(err, ErrCommitTimedOut) {
+		return true
+	}
 	for _, e := range []*kerr.Error{kerr.InvalidTxnState, kerr.ProducerFenced, kerr.InvalidProducerEpoch,
 		kerr.TransactionAbortable, kerr.InvalidProducerIDMapping} {
 		if errors.Is(err, e) {
