@@ -96,6 +96,8 @@ type Host struct {
 	roots  []*rootfs.FS        // the FSAllow directories, shared by every instance
 	pages  uint32              // memory cap in pages
 
+	callDescribe bool // ignore descriptor sections (hostOptions)
+
 	// The catalogue changes after New when the plugin path is rescanned (Reload, Watch) and when a
 	// module fails its deferred compile (dropModule). A session that opened a module keeps its
 	// instance whatever happens to the catalogue afterwards.
@@ -125,6 +127,7 @@ type module struct {
 	plugins       []Plugin
 	cached        bool                      // the descriptor came from the cache: the module compiled before, unchanged
 	descriptor    []byte                    // what wc_describe returned, until it is cached after the first compile
+	unchecked     bool                      // described from its descriptor section: compile checks its shape
 	wasm          []byte                    // the bytes described, until compiled (nil when described from the cache)
 	dropped       atomic.Pointer[LoadError] // set when its deferred compile failed (dropModule)
 
@@ -148,11 +151,19 @@ type module struct {
 // background (see lazy.go). A module that cannot be used is recorded in LoadErrors and skipped, so
 // that one bad file never keeps the others (or the worker) from starting; New itself fails only
 // when the runtime cannot be set up.
-func New(ctx context.Context, cfg Config) (*Host, error) { return newHost(ctx, cfg, nil) }
+func New(ctx context.Context, cfg Config) (*Host, error) { return newHost(ctx, cfg, hostOptions{}) }
 
-// newHost is New with a chosen CPU bound (nil: the default), so that tests and benchmarks can
-// compare mechanisms.
-func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
+// hostOptions are the choices New makes for its callers.
+type hostOptions struct {
+	// cpu is the CPU bound (nil: the default), so that tests and benchmarks can compare mechanisms.
+	cpu cpuBound
+	// callDescribe describes every module by calling it, even one with a descriptor section: for
+	// Inspect and Check, which report what the module does, not what its section says.
+	callDescribe bool
+}
+
+// newHost is New with opts.
+func newHost(ctx context.Context, cfg Config, opts hostOptions) (*Host, error) {
 	if cfg.MemoryLimitBytes == 0 {
 		cfg.MemoryLimitBytes = DefaultMemoryLimitBytes
 	}
@@ -177,16 +188,18 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	}
 	cfg.FSAllow = allow
 
+	cpu := opts.cpu
 	if cpu == nil {
 		cpu = newFuelBound(cfg.CallTimeout, cfg.CacheDir)
 	}
 	h := &Host{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		cpu:     cpu,
-		lookup:  cfg.Lookup,
-		pages:   uint32(pages),
-		modules: map[string]*module{},
+		cfg:          cfg,
+		log:          cfg.Logger,
+		cpu:          cpu,
+		callDescribe: opts.callDescribe,
+		lookup:       cfg.Lookup,
+		pages:        uint32(pages),
+		modules:      map[string]*module{},
 	}
 	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(h.pages)
 	rc = h.cpu.configure(rc)

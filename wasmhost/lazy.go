@@ -143,6 +143,12 @@ func (h *Host) compile(m *module) (wazero.CompiledModule, error) {
 	if err != nil {
 		return nil, h.compileError(err)
 	}
+	if m.unchecked { // described from its descriptor section: nothing has checked its shape yet
+		if err := checkShape(m, c); err != nil {
+			c.Close(context.Background())
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
