@@ -58,6 +58,11 @@ type Config struct {
 	// Lookup resolves the host names plugins dial and the names in the grants. Nil: the system
 	// resolver.
 	Lookup netgrant.Lookup
+	// CompileAfter, when set, holds the background compiles of the modules a scan described back
+	// until it is closed: a worker closes it once it serves requests, so that its start does not
+	// share the CPUs (and the garbage collector) with compiling a large Go guest for seconds. A
+	// module that an instance needs first still compiles at once (lazy.go). Nil: compile at once.
+	CompileAfter <-chan struct{}
 	// Logger receives host diagnostics and, tagged per connector and task, guest log lines and
 	// stdout/stderr. Nil: slog.Default().
 	Logger *slog.Logger
@@ -114,6 +119,7 @@ type Host struct {
 	watching  sync.WaitGroup      // Watch's loops, which Close waits for
 	compiling sync.WaitGroup      // background compiles, which Close waits for
 	closing   atomic.Bool         // set by Close: queued background compiles are skipped
+	closed    chan struct{}       // closed by Close: compiles held back by CompileAfter give up
 	closeOnce sync.Once
 }
 
@@ -200,6 +206,7 @@ func newHost(ctx context.Context, cfg Config, opts hostOptions) (*Host, error) {
 		lookup:       cfg.Lookup,
 		pages:        uint32(pages),
 		modules:      map[string]*module{},
+		closed:       make(chan struct{}),
 	}
 	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(h.pages)
 	rc = h.cpu.configure(rc)
@@ -289,6 +296,7 @@ func (h *Host) Close(ctx context.Context) error {
 		// A compile into a closed runtime would fail and be reported as a load error: let the
 		// running ones finish (one module on 2 CPUs) and skip the queued ones.
 		h.closing.Store(true)
+		close(h.closed)
 		h.mu.Lock()
 		watchers := h.watchers
 		h.watchers = nil
