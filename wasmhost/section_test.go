@@ -177,3 +177,26 @@ func TestDescriptorSectionOfBrokenBytes(t *testing.T) {
 		t.Error("no section was added")
 	}
 }
+
+// Check compares a module's descriptor section with what its wc_describe returns.
+func TestCheckComparesTheSection(t *testing.T) {
+	other, err := withDescriptorSection(fixture(t, "misbehave"), goodDescriptor(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := EmbedDescriptor(context.Background(), fixture(t, "good"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := pluginFiles(t, map[string][]byte{"same.wasm": embedded, "other.wasm": other})
+	for file, problem := range map[string]bool{"same.wasm": false, "other.wasm": true} {
+		steps, err := Check(context.Background(), filepath.Join(dir, file), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(steps, func(s CheckStep) bool { return s.Name == "descriptor section" })
+		if i < 0 || (steps[i].Problem != "") != problem {
+			t.Errorf("%s: steps %+v, want a descriptor section step with a problem: %v", file, steps, problem)
+		}
+	}
+}
