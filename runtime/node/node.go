@@ -183,6 +183,7 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 		CacheDir:         cfg.PluginCacheDir,
 		MemoryLimitBytes: cfg.PluginMemoryMax,
 		CallTimeout:      cfg.PluginCallTimeout,
+		NoCPUBound:       cfg.PluginNoCPUBound,
 		FSAllow:          cfg.PluginFSAllow,
 		NetAllow:         cfg.PluginNetAllow,
 		CompileAfter:     n.compileAfter,
