@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -301,11 +303,32 @@ func BenchmarkTable(b *testing.B) {
 		t.add("topic -> file", "franz-go consumer", "records/s", r[2])
 	}
 
-	// The CPU bound on a real plugin, in process (the worker has no switch to turn it off).
+	// The CPU bound where users pay it: the file -> topic pipeline of this worker (fuel, the
+	// default) and of one with plugin.cpu.bound=none, taking turns; records/s, the worker's CPU
+	// per record (which a busy machine disturbs less), and the longest GC stop-the-world pause of
+	// each worker while its pipeline ran (a guest call that never checked in would hold it).
 	if wantGroup("CPU bound") {
-		fuel, none := boundRuns(b)
-		t.add("CPU bound", "FileStreamSource POLL, fuel bound", "records/s", fuel)
-		t.add("CPU bound", "FileStreamSource POLL, no bound", "records/s", none)
+		none := startBenchWorker(b, "worker-nobound", addr, ownGroup("nobound", map[string]string{
+			"plugin.fs.allow": files, "offset.flush.interval.ms": "1000", "plugin.cpu.bound": "none"}))
+		warmUp(b, none, adm, files)
+		var cpu, pause [2][]float64
+		measure := func(k int, w *worker, name string) func(i int) float64 {
+			return func(i int) float64 {
+				before, c := gcPauses(b, w), w.cpuTime(b)
+				_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("%s-%d", name, i), "org.apache.kafka.connect.json.JsonConverter", benchLines, noSchemas)
+				cpu[k] = append(cpu[k], perRecordMicros(w.cpuTime(b)-c))
+				pause[k] = append(pause[k], longestPause(before, gcPauses(b, w)))
+				return perSec(flowing)
+			}
+		}
+		r := interleaved(measure(0, w, "bound-fuel"), measure(1, none, "bound-none"))
+		t.add("CPU bound", "FileStreamSource + JsonConverter, fuel bound (default)", "records/s", r[0])
+		t.add("CPU bound", "FileStreamSource + JsonConverter, plugin.cpu.bound=none", "records/s", r[1])
+		t.add("CPU bound", "worker CPU per record, fuel bound", "µs", cpu[0])
+		t.add("CPU bound", "worker CPU per record, plugin.cpu.bound=none", "µs", cpu[1])
+		t.add("CPU bound", "longest GC stop-the-world pause while the pipeline runs, fuel bound (bucket bound)", "ms", pause[0])
+		t.add("CPU bound", "longest GC stop-the-world pause while the pipeline runs, plugin.cpu.bound=none (bucket bound)", "ms", pause[1])
+		none.stop(syscall.SIGTERM)
 	}
 
 	// End-to-end latency: a line appended to the source file -> the line in the sink file, at
@@ -542,36 +565,49 @@ func flowing(b *testing.B, what string, start func(), progress func() int64, wan
 // of a second, and the same for every contender.
 const flowingPoll = 2 * time.Millisecond
 
-// boundRuns runs BenchmarkBuiltinSourceBound in wasmhost benchRuns times and returns its records/s
-// with the fuel bound and with none.
-func boundRuns(b *testing.B) (fuel, none []float64) {
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "BuiltinSourceBound", "-benchtime", "3x",
-		"-count", strconv.Itoa(benchRuns), "./wasmhost/")
-	cmd.Dir = filepath.Join("..", "..")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		b.Fatalf("go test -bench BuiltinSourceBound ./wasmhost/: %v\n%s", err, out)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 || f[len(f)-1] != "records/s" {
+// gcPauses reads the worker's go_gc_pauses_seconds histogram from GET /metrics (the Go runtime's
+// /gc/pauses:seconds, stop-the-world pauses including the wait for every goroutine to stop, as
+// VictoriaMetrics/metrics exports it): the cumulative count per upper bound in seconds.
+func gcPauses(b *testing.B, w *worker) map[float64]uint64 {
+	body := w.mustCall(b, 200, "GET", "/metrics", nil)
+	out := map[float64]uint64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, ok := strings.CutPrefix(line, `go_gc_pauses_seconds_bucket{le="`)
+		if !ok {
 			continue
 		}
-		v, err := strconv.ParseFloat(f[len(f)-2], 64)
-		if err != nil {
+		le, count, ok := strings.Cut(rest, `"} `)
+		if !ok {
 			continue
 		}
-		switch {
-		case strings.Contains(f[0], "bound=fuel"):
-			fuel = append(fuel, v)
-		case strings.Contains(f[0], "bound=none"):
-			none = append(none, v)
+		bound, err1 := strconv.ParseFloat(le, 64)
+		n, err2 := strconv.ParseUint(count, 10, 64)
+		if err1 != nil || err2 != nil {
+			b.Fatalf("unexpected /metrics line %q", line)
+		}
+		out[bound] = n
+	}
+	if len(out) == 0 {
+		b.Fatal("no go_gc_pauses_seconds in the worker's /metrics")
+	}
+	return out
+}
+
+// longestPause is the upper bound, in ms, of the bucket that holds the longest pause between two
+// readings of gcPauses: the smallest bound below which every new pause falls. 0: no GC ran; a
+// pause over the largest finite bound (1 s) counts as that bound.
+func longestPause(before, after map[float64]uint64) float64 {
+	all := after[math.Inf(1)] - before[math.Inf(1)]
+	if all == 0 {
+		return 0
+	}
+	bounds := slices.Sorted(maps.Keys(after)) // +Inf last
+	for _, le := range bounds[:len(bounds)-1] {
+		if after[le]-before[le] == all {
+			return le * 1000
 		}
 	}
-	if len(fuel) != benchRuns || len(none) != benchRuns {
-		b.Fatalf("unexpected benchmark output:\n%s", out)
-	}
-	return fuel, none
+	return bounds[len(bounds)-2] * 1000
 }
 
 // latencyRuns measures, benchRuns times, how long a line appended to a FileStreamSource's file
