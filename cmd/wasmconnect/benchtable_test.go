@@ -334,6 +334,7 @@ func BenchmarkTable(b *testing.B) {
 		t.add("CPU bound", "longest GC stop-the-world pause while the pipeline runs, fuel bound (bucket bound)", "ms", pause[0])
 		t.add("CPU bound", "longest GC stop-the-world pause while the pipeline runs, plugin.cpu.bound=none (bucket bound)", "ms", pause[1])
 		none.stop(syscall.SIGTERM)
+		t.add("CPU bound", "spinning guest (FaultySource fault=loop): POST -> task FAILED, plugin.call.timeout.ms=1000", "ms", spinRuns(b, addr, files))
 	}
 
 	// End-to-end latency: a line appended to the source file -> the line in the sink file, at
@@ -614,6 +615,34 @@ func longestPause(before, after map[float64]uint64) float64 {
 		}
 	}
 	return bounds[len(bounds)-2] * 1000
+}
+
+// spinRuns starts a worker with the faulty test plugin and a call timeout of 1 s, and measures
+// benchRuns times how long a source whose first poll spins forever takes from its POST to a
+// FAILED task: the timeout, plus the task's start, plus how late the bound stops the loop (the
+// promise: within 1 s). Looked at every 5 ms, as waitTaskState's 100 ms would blur it.
+func spinRuns(b *testing.B, addr, files string) []float64 {
+	w := startBenchWorker(b, "worker-spin", addr, ownGroup("spin", map[string]string{
+		"plugin.fs.allow": files, "plugin.path": pluginDir + "," + testPlugin, "plugin.call.timeout.ms": "1000"}))
+	defer w.stop(syscall.SIGTERM)
+	return runs(func(i int) float64 {
+		name := fmt.Sprintf("spin-%d", i)
+		start := time.Now()
+		w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
+			"connector.class": "wasmconnect.testing.FaultySource", "fault": "loop", "topic": name, "after.polls": "0"}})
+		for {
+			if s, ok := w.status(b, name); ok && len(s.Tasks) > 0 && s.Tasks[0].State == "FAILED" {
+				break
+			}
+			if time.Since(start) > time.Minute {
+				b.Fatalf("%s: no FAILED task after a minute", name)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		w.mustCall(b, 204, "DELETE", "/connectors/"+name, nil)
+		return ms
+	})
 }
 
 // latencyRuns measures, benchRuns times, how long a line appended to a FileStreamSource's file
