@@ -115,8 +115,8 @@ func BenchmarkCall(b *testing.B) {
 
 // BenchmarkBuiltinSourceBound is the built-in FileStreamSource (a Go guest, built from
 // plugins/file) reading 100,000 lines of 100 bytes through the boundary as a task polls it
-// (batch.size 2000), with the fuel bound and with none: what the CPU bound costs on a real plugin.
-// make bench reads its records/s into the table.
+// (batch.size 2000), with the fuel bound and with none: what the CPU bound costs on one plugin call
+// (make bench measures it on the worker's whole pipeline).
 //
 //	go test -run '^$' -bench BuiltinSourceBound -count 3 ./wasmhost/
 func BenchmarkBuiltinSourceBound(b *testing.B) {
