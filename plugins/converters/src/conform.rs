@@ -11,6 +11,7 @@ use crate::base64;
 use crate::decimal::Unscaled;
 use crate::scan::{self, kind_of, Cursor, Str};
 use crate::schema::{Logical, Schema, Type};
+use wasmconnect::words::append_json_string;
 
 /// The JsonConverter settings that change how a payload is read or written.
 #[derive(Clone, Copy)]
@@ -240,7 +241,7 @@ impl<'a, 'w> Parser<'a, 'w> {
             Type::String if c == b'"' => {
                 let st = self.c.string(&mut self.w.scratch).map_err(plain)?;
                 if self.emit {
-                    scan::append_jackson_string(out, st.bytes());
+                    append_json_string(out, st.bytes());
                 }
                 return Ok(());
             }
@@ -481,7 +482,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                     out.push(b',');
                 }
                 first = false;
-                scan::append_jackson_string(out, &e.0);
+                append_json_string(out, &e.0);
                 out.push(b':');
                 out.extend_from_slice(&region[e.1..e.2]);
             }
@@ -543,7 +544,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                 if i > 0 {
                     out.push(b',');
                 }
-                scan::append_jackson_string(out, f.name.as_bytes());
+                append_json_string(out, f.name.as_bytes());
                 out.push(b':');
                 let (a, b) = spans[i].unwrap_or((0, 0));
                 out.extend_from_slice(&region[a..b]);
@@ -584,7 +585,7 @@ impl<'a, 'w> Parser<'a, 'w> {
 pub fn write_float(out: &mut Vec<u8>, f: f64, single: bool) {
     if !f.is_finite() {
         let s = if f.is_nan() { "NaN" } else if f > 0.0 { "+Inf" } else { "-Inf" };
-        scan::append_jackson_string(out, s.as_bytes());
+        append_json_string(out, s.as_bytes());
         return;
     }
     // Shortest round-trip digits and exponent: "-1.2345e6".

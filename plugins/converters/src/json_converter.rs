@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use wasmconnect::config::{get_bool, get_int};
 use wasmconnect::wire::{self, Data, TAG_JSON, TAG_NULL};
+use wasmconnect::words::{self, append_json_string};
 use wasmconnect::{Config, ConfigDef, ConfigType, Converter, Error, Importance, Info, Result};
 
 use crate::conform::{self, Options, Work};
@@ -97,7 +98,7 @@ impl JsonConverter {
     /// The parsed schema of `raw`, from the cache when it can.
     fn schema(&mut self, raw: &[u8]) -> std::result::Result<Rc<Cached>, String> {
         if let Some(c) = &self.last {
-            if scan::same(&c.raw, raw) {
+            if words::same(&c.raw, raw) {
                 return Ok(c.clone());
             }
         }
@@ -167,7 +168,7 @@ impl Converter for JsonConverter {
             Data::Null => Ok(false),
             Data::String(b) => {
                 self.open(out, STRING_SCHEMA);
-                scan::append_jackson_string(out, b);
+                append_json_string(out, b);
                 self.close(out);
                 Ok(true)
             }
@@ -304,7 +305,7 @@ fn envelope<'a>(b: &'a [u8], last: Option<&[u8]>) -> Option<(&'a [u8], &'a [u8])
         c.ws();
         let start = c.i;
         match last {
-            Some(l) if is_schema && l.first() == Some(&b'{') && b.len() - start >= l.len() && scan::same(&b[start..start + l.len()], l) => c.i += l.len(),
+            Some(l) if is_schema && l.first() == Some(&b'{') && b.len() - start >= l.len() && words::same(&b[start..start + l.len()], l) => c.i += l.len(),
             _ => c.skip(&mut scratch).ok()?,
         }
         let v = &b[start..c.i];
