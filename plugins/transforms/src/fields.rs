@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use wasmconnect::config::{split_list, ConfigDef, ConfigType, Importance};
 use wasmconnect::connect::{self, Decimal, Field, Schema, Struct, Type, Value};
-use wasmconnect::{Config, Data, Error, Outcome, Record, Result, Transformation};
+use wasmconnect::{Applied, Config, Data, Error, Outcome, Record, Result, Transformation};
 
 pub fn insert_field_defs() -> Vec<ConfigDef> {
     vec![
@@ -169,12 +169,13 @@ impl InsertField {
         vals
     }
 
-    /// Inserts the fields into a struct payload as text when it can: the payload is a JSON object
-    /// of a struct schema and nulls need no defaults. It saves decoding and encoding every field of
-    /// every record, most of InsertField's cost; the result is what the struct path writes, up to the
-    /// order and spacing of the original fields. `None`: take the struct path.
-    fn append_fast<'a>(&mut self, r: &Record<'a>, partition: &Value, timestamp: &Value) -> Result<Option<Record<'a>>> {
-        let (schema, payload) = match self.op.get(r) {
+    /// The updated schema, its JSON and how many fields the original has, when the fields can be
+    /// inserted into the payload as text: the value is a JSON object of a struct schema and nulls
+    /// need no defaults. It saves decoding and encoding every field of every record, most of
+    /// InsertField's cost; the result is what the struct path writes, up to the order and spacing
+    /// of the original fields. `None`: take the struct path.
+    fn fast_plan(&mut self, d: &Data) -> Result<Option<(Rc<Schema>, Rc<[u8]>, usize)>> {
+        let (schema, payload) = match d {
             Data::Json { schema, payload } if !schema.is_empty() && !self.nulls.keep => (schema, payload),
             _ => return Ok(None),
         };
@@ -186,26 +187,66 @@ impl InsertField {
             Ok(Some(s)) if s.typ == Type::Struct => s,
             _ => return Ok(None),
         };
-        let fields = s.fields.len();
         let us = self.cache.get(&s, |s| self.specs.updated_schema(s))?;
         let raw = us.json().map_err(Error::new)?;
-        let vals = self.values(r, partition, timestamp, true);
-        let mut out = Vec::with_capacity(p.len() + 16 * vals.len() + 16);
-        out.extend_from_slice(&p[..p.len() - 1]);
-        let empty = trim(&p[1..p.len() - 1]).is_empty();
-        for (i, (name, v)) in vals.iter().enumerate() {
+        Ok(Some((us, raw, s.fields.len())))
+    }
+
+    /// Appends the inserted fields to `out`, the text of a JSON object without its closing brace
+    /// (`empty`: without members), and closes it.
+    fn append_fields(&self, out: &mut Vec<u8>, empty: bool, us: &Schema, fields: usize, r: &Record, partition: &Value, timestamp: &Value) -> Result<()> {
+        for (i, (name, v)) in self.values(r, partition, timestamp, true).iter().enumerate() {
             if !empty || i > 0 {
                 out.push(b',');
             }
             let f = &us.fields[fields + i];
-            connect::append_json_string(&mut out, name.as_bytes());
+            connect::append_json_string(out, name.as_bytes());
             out.push(b':');
-            connect::append_field_json(&mut out, &f.name, &f.schema, v).map_err(Error::new)?;
+            connect::append_field_json(out, &f.name, &f.schema, v).map_err(Error::new)?;
         }
         out.push(b'}');
-        let payload = out;
-        Ok(Some(self.op.with(r, Data::Json { schema: Cow::Owned(raw.to_vec()), payload: Cow::Owned(payload) })))
+        Ok(())
     }
+
+    /// The fast path of `apply` (see `fast_plan`): the record with the fields inserted as text.
+    fn append_fast<'a>(&mut self, r: &Record<'a>, partition: &Value, timestamp: &Value) -> Result<Option<Record<'a>>> {
+        let (us, raw, fields) = match self.fast_plan(self.op.get(r))? {
+            Some(plan) => plan,
+            None => return Ok(None),
+        };
+        let p = match self.op.get(r) {
+            Data::Json { payload, .. } => trim(payload),
+            _ => return Ok(None),
+        };
+        let mut out = Vec::with_capacity(p.len() + 16 * fields + 16);
+        out.extend_from_slice(&p[..p.len() - 1]);
+        let empty = trim(&p[1..p.len() - 1]).is_empty();
+        self.append_fields(&mut out, empty, &us, fields, r, partition, timestamp)?;
+        Ok(Some(self.op.with(r, Data::Json { schema: Cow::Owned(raw.to_vec()), payload: Cow::Owned(out) })))
+    }
+
+    /// The checks `apply` makes before it inserts anything; `Some`: its outcome without inserting.
+    fn precheck<'a>(&self, r: &Record) -> Result<Option<Outcome<'a>>> {
+        if self.op.is_null(r) {
+            return Ok(Some(Outcome::Unchanged));
+        }
+        if self.specs.offset.is_some() && !is_sink(r) {
+            return Err(Error::new(format!("Only SinkRecord supported for [{}], found: org.apache.kafka.connect.source.SourceRecord", INSERT_PURPOSE)));
+        }
+        Ok(None)
+    }
+
+    fn is_empty(&self) -> bool {
+        let s = &self.specs;
+        s.topic.is_none() && s.partition.is_none() && s.offset.is_none() && s.ts.is_none() && s.static_f.is_none()
+    }
+}
+
+/// The partition and timestamp of a record as InsertField inserts them.
+fn partition_and_timestamp(r: &Record) -> (Value, Value) {
+    let partition = if r.partition >= 0 { Value::Int32(r.partition) } else { Value::Null };
+    let timestamp = if r.timestamp >= 0 { Value::Int64(r.timestamp) } else { Value::Null };
+    (partition, timestamp)
 }
 
 pub fn trim(b: &[u8]) -> &[u8] {
@@ -228,14 +269,10 @@ impl Transformation for InsertField {
     }
 
     fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
-        if self.op.is_null(r) {
-            return Ok(Outcome::Unchanged);
+        if let Some(o) = self.precheck(r)? {
+            return Ok(o);
         }
-        if self.specs.offset.is_some() && !is_sink(r) {
-            return Err(Error::new(format!("Only SinkRecord supported for [{}], found: org.apache.kafka.connect.source.SourceRecord", INSERT_PURPOSE)));
-        }
-        let partition = if r.partition >= 0 { Value::Int32(r.partition) } else { Value::Null };
-        let timestamp = if r.timestamp >= 0 { Value::Int64(r.timestamp) } else { Value::Null };
+        let (partition, timestamp) = partition_and_timestamp(r);
         if !self.slow {
             if let Some(out) = self.append_fast(r, &partition, &timestamp)? {
                 return Ok(outcome(r, out));
@@ -260,6 +297,40 @@ impl Transformation for InsertField {
         }
         let out = Struct { schema: us.clone(), values };
         Ok(outcome(r, self.op.encode(r, Some(&us), &Value::Struct(out))?))
+    }
+
+    /// In a chain, a payload the record owns (the one a HoistField before wrote, say) gets the
+    /// fields appended where it is, and its schema buffer takes the updated schema; anything else
+    /// goes through `apply`.
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+        let owned = matches!(self.op.get(r), Data::Json { payload: Cow::Owned(p), .. } if p.first() == Some(&b'{'));
+        if self.slow || !owned || self.is_empty() {
+            return apply_over(self, r);
+        }
+        if let Some(o) = self.precheck(r)? {
+            return Ok(o.write_over(r));
+        }
+        let (us, raw, fields) = match self.fast_plan(self.op.get(r))? {
+            Some(plan) => plan,
+            None => return apply_over(self, r),
+        };
+        let (partition, timestamp) = partition_and_timestamp(r);
+        // Taken out while the fields are written, which read the rest of the record.
+        let mut d = std::mem::take(self.op.get_mut(r));
+        let res = match &mut d {
+            Data::Json { schema, payload: Cow::Owned(p) } => {
+                let end = p.iter().rposition(|&c| c == b'}').expect("checked by fast_plan");
+                let empty = trim(&p[1..end]).is_empty();
+                p.truncate(end);
+                let schema = schema.to_mut();
+                schema.clear();
+                schema.extend_from_slice(&raw);
+                self.append_fields(p, empty, &us, fields, r, &partition, &timestamp)
+            }
+            _ => unreachable!("checked above"),
+        };
+        *self.op.get_mut(r) = d;
+        res.map(|()| Applied::Changed)
     }
 }
 
@@ -656,6 +727,31 @@ impl HoistField {
     }
 }
 
+impl HoistField {
+    /// The struct {"<field>":"<text>"} of a hoisted string. Its payload has room for a field or
+    /// two more, which an InsertField after it in a chain appends in place.
+    fn hoist_string<'a>(&mut self, text: &[u8]) -> Result<Data<'a>> {
+        if self.of_string.is_none() {
+            let us = self.schema_for(&Schema::primitive(Type::String, false));
+            self.of_string = Some(us.json().map_err(Error::new)?);
+        }
+        let raw = self.of_string.as_deref().unwrap_or_default();
+        let mut payload = Vec::with_capacity(text.len() + self.field.len() + 8 + HOIST_ROOM);
+        payload.push(b'{');
+        connect::append_json_string(&mut payload, self.field.as_bytes());
+        payload.push(b':');
+        connect::append_json_string(&mut payload, text);
+        payload.push(b'}');
+        let mut schema = Vec::with_capacity(raw.len() + HOIST_ROOM);
+        schema.extend_from_slice(raw);
+        Ok(Data::Json { schema: Cow::Owned(schema), payload: Cow::Owned(payload) })
+    }
+}
+
+/// What a hoisted string's payload and schema buffers have spare: enough for a short field or two
+/// and the longer schema that an InsertField after a HoistField writes into them.
+const HOIST_ROOM: usize = 64;
+
 impl Transformation for HoistField {
     fn configure(&mut self, cfg: &Config) -> Result<()> {
         self.field = get(cfg, "field").to_string();
@@ -669,14 +765,7 @@ impl Transformation for HoistField {
                 let us = self.schema_for(&Schema::primitive(Type::String, false));
                 self.of_string = Some(us.json().map_err(Error::new)?);
             }
-            let raw = self.of_string.clone().unwrap_or_else(|| Rc::from(Vec::new()));
-            let mut payload = Vec::with_capacity(text.len() + self.field.len() + 8);
-            payload.push(b'{');
-            connect::append_json_string(&mut payload, self.field.as_bytes());
-            payload.push(b':');
-            connect::append_json_string(&mut payload, text);
-            payload.push(b'}');
-            return Ok(Outcome::Record(self.op.with(r, Data::Json { schema: Cow::Owned(raw.to_vec()), payload: Cow::Owned(payload) })));
+            return Ok(Outcome::Record(self.op.with(r, self.hoist_string(text)?)));
         }
         let (s, v) = decode(self.op.get(r))?;
         let s = match s {
@@ -689,6 +778,16 @@ impl Transformation for HoistField {
         };
         let us = self.schema_for(&s);
         Ok(outcome(r, self.op.encode(r, Some(&us), &Value::Struct(Struct { schema: us.clone(), values: vec![v] }))?))
+    }
+
+    /// A string is hoisted where it is, without a copy of the rest of the record.
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+        let d = match self.op.get(r) {
+            Data::String(text) => self.hoist_string(text)?,
+            _ => return apply_over(self, r),
+        };
+        *self.op.get_mut(r) = d;
+        Ok(Applied::Changed)
     }
 }
 
