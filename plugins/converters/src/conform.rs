@@ -47,7 +47,23 @@ pub struct Work {
 
 /// Checks `payload` against `s` and reports whether it is rewritten (see the module doc).
 pub fn check_with(s: &Schema, payload: &[u8], o: &Options, w: &mut Work) -> Result<bool, String> {
-    run(s, payload, o, false, w, &mut Vec::new())
+    check_spacing(s, payload, o, w).map(|c| c.rewritten)
+}
+
+/// What `check_spacing` learned of a payload.
+pub struct Checked {
+    /// Writing it again would say more than the text does (see the module doc).
+    pub rewritten: bool,
+    /// It has white space between its tokens: it is not compact.
+    pub spaced: bool,
+}
+
+/// `check_with`, and whether the payload is compact already, which spares a converter that
+/// writes it as it is the pass that compacts it.
+pub fn check_spacing(s: &Schema, payload: &[u8], o: &Options, w: &mut Work) -> Result<Checked, String> {
+    let mut p = Parser { c: Cursor::new(payload), o, emit: false, rewritten: false, w };
+    finish(&mut p, s, &mut Vec::new())?;
+    Ok(Checked { rewritten: p.rewritten, spaced: p.c.spaced })
 }
 
 /// `check_with` with buffers of its own.
@@ -69,12 +85,18 @@ pub fn canonical(s: &Schema, payload: &[u8], o: &Options) -> Result<Vec<u8>, Str
 
 fn run(s: &Schema, payload: &[u8], o: &Options, emit: bool, w: &mut Work, out: &mut Vec<u8>) -> Result<bool, String> {
     let mut p = Parser { c: Cursor::new(payload), o, emit, rewritten: false, w };
-    p.value(s, out).map_err(|e| e.text(o.root))?;
+    finish(&mut p, s, out)?;
+    Ok(p.rewritten)
+}
+
+/// Reads the whole payload of `p`.
+fn finish(p: &mut Parser, s: &Schema, out: &mut Vec<u8>) -> Result<(), String> {
+    p.value(s, out).map_err(|e| e.text(p.o.root))?;
     p.c.ws();
     if !p.c.at_end() {
         return Err(format!("invalid JSON payload: unexpected data after the JSON value at byte {}", p.c.i));
     }
-    Ok(p.rewritten)
+    Ok(())
 }
 
 /// What went wrong, and where: the path is collected on the way out of the parse, innermost step
@@ -449,7 +471,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                 let vstart = out.len();
                 if let Err(e) = self.value(values, out) {
                     let mut tmp = Vec::new();
-                    let mut q = Cursor { b: self.c.b, i: kstart };
+                    let mut q = Cursor { b: self.c.b, i: kstart, spaced: false };
                     let name = q.string(&mut tmp).map(|s| String::from_utf8_lossy(s.bytes()).into_owned()).unwrap_or_default();
                     return Err(e.at(Step::Name(name)));
                 }

@@ -201,12 +201,14 @@ impl Converter for JsonConverter {
                     Some((c, s)) => {
                         let o = self.options(true);
                         let failed = |e: String| Error::new(format!("Converting Kafka Connect data to byte[] failed: {}", e));
-                        let rewritten = conform::check_with(s, p, &o, &mut self.work).map_err(failed)?;
+                        let checked = conform::check_spacing(s, p, &o, &mut self.work).map_err(failed)?;
                         self.open(out, &c.compact);
-                        if rewritten {
+                        if checked.rewritten {
                             conform::write_canonical(s, p, &o, &mut self.work, out).map_err(failed)?;
-                        } else {
+                        } else if checked.spaced {
                             scan::compact(p, out);
+                        } else {
+                            out.extend_from_slice(p);
                         }
                     }
                 }

@@ -372,17 +372,22 @@ pub fn kind_of(c: u8) -> Option<&'static str> {
 pub struct Cursor<'a> {
     pub b: &'a [u8],
     pub i: usize,
+    /// Whether `ws` has passed over any white space: a text read to its end without is compact
+    /// already, and is written as it is rather than compacted again.
+    pub spaced: bool,
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(b: &'a [u8]) -> Self {
-        Cursor { b, i: 0 }
+        Cursor { b, i: 0, spaced: false }
     }
 
     pub fn ws(&mut self) {
+        let start = self.i;
         while self.i < self.b.len() && is_ws(self.b[self.i]) {
             self.i += 1;
         }
+        self.spaced |= self.i != start;
     }
 
     pub fn peek(&self) -> Option<u8> {
