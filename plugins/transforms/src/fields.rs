@@ -95,7 +95,8 @@ pub struct InsertField {
     op: Operand,
     nulls: NullPolicy,
     specs: InsertSpecs,
-    static_value: Option<String>,
+    /// static.value as the value inserted: null when unset.
+    static_value: Value,
     cache: SchemaCache,
     /// Unit tests: never take the textual fast path.
     slow: bool,
@@ -137,35 +138,39 @@ impl InsertSpecs {
 
 impl InsertField {
     pub fn new(key: bool) -> InsertField {
-        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: None, cache: SchemaCache::default(), slow: false }
+        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, cache: SchemaCache::default(), slow: false }
     }
 
-    fn static_value(&self) -> Value {
-        self.static_value.clone().map(Value::String).unwrap_or(Value::Null)
-    }
-
-    /// The values to insert, in the order of the updated schema's new fields.
-    fn values(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool) -> Vec<(String, Value)> {
-        let mut vals = Vec::with_capacity(5);
+    /// The values to insert, in the order of the updated schema's new fields, each with its name.
+    fn each_value(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool, mut f: impl FnMut(&str, &Value) -> Result<()>) -> Result<()> {
         if let Some(s) = &self.specs.topic {
-            vals.push((s.name.clone(), Value::String(r.topic.to_string())));
+            f(&s.name, &Value::String(r.topic.to_string()))?;
         }
         if let Some(s) = &self.specs.partition {
-            vals.push((s.name.clone(), partition.clone()));
+            f(&s.name, partition)?;
         }
         if let Some(s) = &self.specs.offset {
-            vals.push((s.name.clone(), Value::Int64(r.offset)));
+            f(&s.name, &Value::Int64(r.offset))?;
         }
         if let Some(s) = &self.specs.ts {
-            let v = match timestamp {
-                Value::Int64(ms) if as_time => Value::Time(*ms),
-                v => v.clone(),
-            };
-            vals.push((s.name.clone(), v));
+            match timestamp {
+                Value::Int64(ms) if as_time => f(&s.name, &Value::Time(*ms))?,
+                v => f(&s.name, v)?,
+            }
         }
         if let Some(s) = &self.specs.static_f {
-            vals.push((s.name.clone(), self.static_value()));
+            f(&s.name, &self.static_value)?;
         }
+        Ok(())
+    }
+
+    /// `each_value` collected.
+    fn values(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool) -> Vec<(String, Value)> {
+        let mut vals = Vec::with_capacity(5);
+        let _ = self.each_value(r, partition, timestamp, as_time, |name, v| {
+            vals.push((name.to_string(), v.clone()));
+            Ok(())
+        });
         vals
     }
 
@@ -195,15 +200,17 @@ impl InsertField {
     /// Appends the inserted fields to `out`, the text of a JSON object without its closing brace
     /// (`empty`: without members), and closes it.
     fn append_fields(&self, out: &mut Vec<u8>, empty: bool, us: &Schema, fields: usize, r: &Record, partition: &Value, timestamp: &Value) -> Result<()> {
-        for (i, (name, v)) in self.values(r, partition, timestamp, true).iter().enumerate() {
+        let mut i = 0;
+        self.each_value(r, partition, timestamp, true, |name, v| {
             if !empty || i > 0 {
                 out.push(b',');
             }
             let f = &us.fields[fields + i];
+            i += 1;
             connect::append_json_string(out, name.as_bytes());
             out.push(b':');
-            connect::append_field_json(out, &f.name, &f.schema, v).map_err(Error::new)?;
-        }
+            connect::append_field_json(out, &f.name, &f.schema, v).map_err(Error::new)
+        })?;
         out.push(b'}');
         Ok(())
     }
@@ -264,7 +271,7 @@ impl Transformation for InsertField {
         self.specs.offset = parse_insert_spec(cfg.get("offset.field"));
         self.specs.ts = parse_insert_spec(cfg.get("timestamp.field"));
         self.specs.static_f = parse_insert_spec(cfg.get("static.field"));
-        self.static_value = cfg.get("static.value").cloned();
+        self.static_value = cfg.get("static.value").cloned().map(Value::String).unwrap_or(Value::Null);
         Ok(()) // like Kafka's, an InsertField without fields inserts nothing
     }
 
