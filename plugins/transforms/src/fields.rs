@@ -75,6 +75,17 @@ pub fn hoist_field_defs() -> Vec<ConfigDef> {
 struct InsertSpec {
     name: String,
     optional: bool,
+    /// The name as the start of a JSON member, "name":, for the fast path.
+    member: Vec<u8>,
+}
+
+impl InsertSpec {
+    fn new(name: &str, optional: bool) -> InsertSpec {
+        let mut member = Vec::with_capacity(name.len() + 3);
+        connect::append_json_string(&mut member, name.as_bytes());
+        member.push(b':');
+        InsertSpec { name: name.to_string(), optional, member }
+    }
 }
 
 fn parse_insert_spec(v: Option<&String>) -> Option<InsertSpec> {
@@ -83,11 +94,11 @@ fn parse_insert_spec(v: Option<&String>) -> Option<InsertSpec> {
         return None;
     }
     Some(if let Some(n) = v.strip_suffix('?') {
-        InsertSpec { name: n.to_string(), optional: true }
+        InsertSpec::new(n, true)
     } else if let Some(n) = v.strip_suffix('!') {
-        InsertSpec { name: n.to_string(), optional: false }
+        InsertSpec::new(n, false)
     } else {
-        InsertSpec { name: v.to_string(), optional: true }
+        InsertSpec::new(v, true)
     })
 }
 
@@ -97,6 +108,8 @@ pub struct InsertField {
     specs: InsertSpecs,
     /// static.value as the value inserted: null when unset.
     static_value: Value,
+    /// A set static.value as JSON, which does not depend on the record.
+    static_json: Option<Vec<u8>>,
     cache: SchemaCache,
     /// Unit tests: never take the textual fast path.
     slow: bool,
@@ -138,28 +151,29 @@ impl InsertSpecs {
 
 impl InsertField {
     pub fn new(key: bool) -> InsertField {
-        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, cache: SchemaCache::default(), slow: false }
+        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, static_json: None, cache: SchemaCache::default(), slow: false }
     }
 
-    /// The values to insert, in the order of the updated schema's new fields, each with its name.
-    fn each_value(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool, mut f: impl FnMut(&str, &Value) -> Result<()>) -> Result<()> {
+    /// The values to insert, in the order of the updated schema's new fields, each with its spec
+    /// and, when it does not depend on the record, its JSON.
+    fn each_value(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool, mut f: impl FnMut(&InsertSpec, &Value, Option<&[u8]>) -> Result<()>) -> Result<()> {
         if let Some(s) = &self.specs.topic {
-            f(&s.name, &Value::String(r.topic.to_string()))?;
+            f(s, &Value::String(r.topic.to_string()), None)?;
         }
         if let Some(s) = &self.specs.partition {
-            f(&s.name, partition)?;
+            f(s, partition, None)?;
         }
         if let Some(s) = &self.specs.offset {
-            f(&s.name, &Value::Int64(r.offset))?;
+            f(s, &Value::Int64(r.offset), None)?;
         }
         if let Some(s) = &self.specs.ts {
             match timestamp {
-                Value::Int64(ms) if as_time => f(&s.name, &Value::Time(*ms))?,
-                v => f(&s.name, v)?,
+                Value::Int64(ms) if as_time => f(s, &Value::Time(*ms), None)?,
+                v => f(s, v, None)?,
             }
         }
         if let Some(s) = &self.specs.static_f {
-            f(&s.name, &self.static_value)?;
+            f(s, &self.static_value, self.static_json.as_deref())?;
         }
         Ok(())
     }
@@ -167,8 +181,8 @@ impl InsertField {
     /// `each_value` collected.
     fn values(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool) -> Vec<(String, Value)> {
         let mut vals = Vec::with_capacity(5);
-        let _ = self.each_value(r, partition, timestamp, as_time, |name, v| {
-            vals.push((name.to_string(), v.clone()));
+        let _ = self.each_value(r, partition, timestamp, as_time, |spec, v, _| {
+            vals.push((spec.name.clone(), v.clone()));
             Ok(())
         });
         vals
@@ -201,15 +215,20 @@ impl InsertField {
     /// (`empty`: without members), and closes it.
     fn append_fields(&self, out: &mut Vec<u8>, empty: bool, us: &Schema, fields: usize, r: &Record, partition: &Value, timestamp: &Value) -> Result<()> {
         let mut i = 0;
-        self.each_value(r, partition, timestamp, true, |name, v| {
+        self.each_value(r, partition, timestamp, true, |spec, v, json| {
             if !empty || i > 0 {
                 out.push(b',');
             }
             let f = &us.fields[fields + i];
             i += 1;
-            connect::append_json_string(out, name.as_bytes());
-            out.push(b':');
-            connect::append_field_json(out, &f.name, &f.schema, v).map_err(Error::new)
+            out.extend_from_slice(&spec.member);
+            match json {
+                Some(j) => {
+                    out.extend_from_slice(j);
+                    Ok(())
+                }
+                None => connect::append_field_json(out, &f.name, &f.schema, v).map_err(Error::new),
+            }
         })?;
         out.push(b'}');
         Ok(())
@@ -272,6 +291,12 @@ impl Transformation for InsertField {
         self.specs.ts = parse_insert_spec(cfg.get("timestamp.field"));
         self.specs.static_f = parse_insert_spec(cfg.get("static.field"));
         self.static_value = cfg.get("static.value").cloned().map(Value::String).unwrap_or(Value::Null);
+        // A string of a string field: what append_field_json writes for it, whatever the record.
+        self.static_json = cfg.get("static.value").map(|v| {
+            let mut j = Vec::with_capacity(v.len() + 2);
+            connect::append_json_string(&mut j, v.as_bytes());
+            j
+        });
         Ok(()) // like Kafka's, an InsertField without fields inserts nothing
     }
 
@@ -713,6 +738,8 @@ impl Transformation for ExtractField {
 pub struct HoistField {
     op: Operand,
     field: String,
+    /// {"<field>": , how a hoisted string's payload starts.
+    prefix: Vec<u8>,
     cache: SchemaCache,
     /// The struct schema of a hoisted string and its JSON.
     of_string: Option<Rc<[u8]>>,
@@ -720,7 +747,7 @@ pub struct HoistField {
 
 impl HoistField {
     pub fn new(key: bool) -> HoistField {
-        HoistField { op: Operand { key }, field: String::new(), cache: SchemaCache::default(), of_string: None }
+        HoistField { op: Operand { key }, field: String::new(), prefix: Vec::new(), cache: SchemaCache::default(), of_string: None }
     }
 
     fn schema_for(&mut self, s: &Rc<Schema>) -> Rc<Schema> {
@@ -743,10 +770,8 @@ impl HoistField {
             self.of_string = Some(us.json().map_err(Error::new)?);
         }
         let raw = self.of_string.as_deref().unwrap_or_default();
-        let mut payload = Vec::with_capacity(text.len() + self.field.len() + 8 + HOIST_ROOM);
-        payload.push(b'{');
-        connect::append_json_string(&mut payload, self.field.as_bytes());
-        payload.push(b':');
+        let mut payload = Vec::with_capacity(self.prefix.len() + text.len() + 3 + HOIST_ROOM);
+        payload.extend_from_slice(&self.prefix);
         connect::append_json_string(&mut payload, text);
         payload.push(b'}');
         let mut schema = Vec::with_capacity(raw.len() + HOIST_ROOM);
@@ -762,6 +787,9 @@ const HOIST_ROOM: usize = 64;
 impl Transformation for HoistField {
     fn configure(&mut self, cfg: &Config) -> Result<()> {
         self.field = get(cfg, "field").to_string();
+        self.prefix = vec![b'{'];
+        connect::append_json_string(&mut self.prefix, self.field.as_bytes());
+        self.prefix.push(b':');
         Ok(())
     }
 
