@@ -106,12 +106,14 @@ impl Type {
         !matches!(self, Type::Array | Type::Map | Type::Struct)
     }
 
-    fn int_bits(self) -> u32 {
+    /// How many bits an integer type has; `None` for the other types.
+    pub fn int_bits(self) -> Option<u32> {
         match self {
-            Type::Int8 => 8,
-            Type::Int16 => 16,
-            Type::Int32 => 32,
-            _ => 64,
+            Type::Int8 => Some(8),
+            Type::Int16 => Some(16),
+            Type::Int32 => Some(32),
+            Type::Int64 => Some(64),
+            _ => None,
         }
     }
 }
@@ -1359,7 +1361,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
             Type::Int8 | Type::Int16 | Type::Int32 | Type::Int64 if c == b'-' || c.is_ascii_digit() => {
                 let (tok, is_int) = self.number()?;
-                let bits = s.typ.int_bits();
+                let bits = s.typ.int_bits().unwrap_or(64);
                 let lim = 1i128 << (bits - 1);
                 let parsed = if is_int { tok.parse::<i128>().ok().filter(|n| *n >= -lim && *n < lim) } else { None };
                 let n = match parsed {
