@@ -55,9 +55,11 @@ type Source struct {
 	// The stages after POLL, each on its own goroutine, as each calls into other plugin instances
 	// than the one before it: the transform chain (nil without one), then the converters and the
 	// producer.
-	transforms *stage[[]wire.Record]
+	transforms *stage[polledBatch]
 	produce    *stage[transformed]
-	produceMu  sync.Mutex // guards produceErr
+	polls      *pollBuffers   // the memory of the batches in the pipeline, reused
+	scratch    convertScratch // used by the produce stage only
+	produceMu  sync.Mutex     // guards produceErr
 	produceErr error
 	// offsets that were committable but whose write failed; retried on the next flush.
 	unflushed map[string][]byte
@@ -78,6 +80,7 @@ func NewSource(cfg SourceConfig) *Source {
 		ctl:    newControl(cfg.Paused),
 		log:    cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
 		topics: newTopicSet(cfg.ActiveTopics),
+		polls:  newPollBuffers(),
 	}
 	if cfg.Transactions != nil {
 		s.txn = &txn{cfg: cfg.Transactions}
@@ -173,13 +176,20 @@ func (s *Source) drainStages(ctx context.Context) error {
 	return s.produce.drain(ctx)
 }
 
+// polledBatch is a batch as POLL returned it, with the buffer it lives in (nil: not reused).
+type polledBatch struct {
+	recs []wire.Record
+	buf  *pollBuffer
+}
+
 // transformAndSend is the transform stage: the chain, then on to the converters. Without a chain
 // the loop does this itself, saving a hand-over per batch.
-func (s *Source) transformAndSend(ctx context.Context, polled []wire.Record) error {
-	t, err := s.transform(ctx, polled)
+func (s *Source) transformAndSend(ctx context.Context, polled polledBatch) error {
+	t, err := s.transform(ctx, polled.recs)
 	if err != nil {
 		return err
 	}
+	t.buf = polled.buf
 	return s.produce.send(ctx, t)
 }
 
@@ -253,7 +263,7 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 			lastFlush = time.Now()
 		}
 		polledAt := time.Now()
-		recs, err := s.cfg.Plugin.Poll(ctx)
+		recs, buf, err := s.polls.poll(ctx, s.cfg.Plugin)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -270,6 +280,7 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 		}
 		s.cfg.Metrics.SourcePolled(len(recs), time.Since(polledAt))
 		if len(recs) == 0 {
+			s.polls.release()
 			idle = min(max(idle*2, minIdle), maxIdle)
 			if !sleep(ctx, min(idle, time.Until(lastFlush.Add(s.cfg.FlushInterval))+time.Millisecond)) {
 				return nil
@@ -278,9 +289,9 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 		}
 		idle = 0
 		if s.transforms != nil {
-			err = s.transforms.send(stageCtx, recs)
+			err = s.transforms.send(stageCtx, polledBatch{recs, buf})
 		} else {
-			err = s.transformAndSend(stageCtx, recs)
+			err = s.transformAndSend(stageCtx, polledBatch{recs, buf})
 		}
 		if err != nil {
 			return err
@@ -294,6 +305,14 @@ type transformed struct {
 	recs   []wire.Record // what came out of the chain
 	origin []int         // recs[i] came from polled[origin[i]]
 	failed []failure     // records the chain failed, reported with the converters' failures
+	buf    *pollBuffer   // what polled lives in, reused once the batch is converted (nil: not)
+}
+
+// convertScratch is the produce stage's per-batch working memory, reused from batch to batch: a
+// batch's converter input and which of its records failed are not needed once it is produced.
+type convertScratch struct {
+	in  []wire.TopicData
+	bad []bool
 }
 
 // transform runs a polled batch through the transform chain.
@@ -319,9 +338,9 @@ func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
 		return err
 	}
 	polled, recs, origin, failed := t.polled, t.recs, t.origin, t.failed
-	bad := make([]bool, len(recs))
+	bad := reuse(&s.scratch.bad, len(recs))
 	convert := func(stage string, c Converter, field func(*wire.Record) wire.Data) ([][]byte, error) {
-		in := make([]wire.TopicData, len(recs))
+		in := reuse(&s.scratch.in, len(recs))
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}
@@ -363,15 +382,33 @@ func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
 		}
 	}
 	if s.txn != nil {
-		return s.produceInTransaction(ctx, func() error { return s.produceBatch(polled, recs, bad, keys, values, produced) })
+		err = s.produceInTransaction(ctx, func() error { return s.produceBatch(t, bad, keys, values, produced) })
+	} else {
+		err = s.produceBatch(t, bad, keys, values, produced)
 	}
-	return s.produceBatch(polled, recs, bad, keys, values, produced)
+	if err == nil {
+		// What the producer holds now is the converters' output and copies of the headers.
+		clear(s.scratch.in) // the values in it alias the batch's buffer
+		s.polls.put(t.buf)
+	}
+	return err
+}
+
+// reuse returns (*buf)[:n] zeroed, growing *buf first when it is shorter.
+func reuse[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	b := (*buf)[:n]
+	clear(b)
+	return b
 }
 
 // produceBatch hands a converted batch's records to the producer and tracks its offsets until
 // every record is acknowledged.
-func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, values [][]byte, produced int) error {
-	b := s.acks.submit(polled, produced)
+func (s *Source) produceBatch(t transformed, bad []bool, keys, values [][]byte, produced int) error {
+	recs := t.recs
+	b := s.acks.submit(t.polled, produced)
 	s.cfg.Metrics.SourceSubmitted(produced)
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
@@ -382,6 +419,9 @@ func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, valu
 		s.cfg.Metrics.SourceRecordsWritten(1)
 		b.ack()
 	}
+	// One allocation for the batch's records rather than one each: the producer holds them until
+	// they are acknowledged, which happens for a batch about at once.
+	krs := make([]kgo.Record, produced)
 	for i := range recs {
 		r := &recs[i]
 		if bad[i] {
@@ -390,7 +430,9 @@ func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, valu
 		if r.Topic == "" {
 			return fmt.Errorf("task %s failed in TASK_POLL: the plugin returned a record without a topic", s.cfg.ID)
 		}
-		kr := toKafkaRecord(r, keys[i], values[i])
+		kr := &krs[0]
+		krs = krs[1:]
+		setKafkaRecord(kr, r, keys[i], values[i], t.buf != nil)
 		p := promise
 		if s.topics.first(r.Topic) {
 			// As Kafka's recordActiveTopic: a topic is active once a record was written to it. Only
