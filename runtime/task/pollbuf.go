@@ -17,16 +17,16 @@ type bufferedPoller interface {
 
 // pollBuffer is the memory one polled batch lives in: the copy of the POLL result and the records
 // decoded from it. It goes down the pipeline with its batch and back to the free list once the
-// converters are done with the batch (what the producer keeps are the converters' outputs and
-// copies of the headers, see produceBatch).
+// batch was handed to the producer (which keeps the converters' outputs and copies of the
+// headers, see setKafkaRecord).
 type pollBuffer struct {
 	bytes []byte
 	recs  []wire.Record
 }
 
 // pollBuffers is a free list of pollBuffers, bounded by what the pipeline holds at once (one being
-// polled, stageDepth waiting in front of each stage and one in each stage), so that a steady stream
-// of batches allocates none.
+// polled, stageDepth waiting in front of each of the three stages and one in each), so that a
+// steady stream of batches allocates none.
 type pollBuffers struct {
 	free chan *pollBuffer
 	// idle is set by release and cleared by get: the batches still in the pipeline when the task
@@ -39,7 +39,7 @@ type pollBuffers struct {
 const maxKeptPollBuffer = 16 << 20
 
 func newPollBuffers() *pollBuffers {
-	return &pollBuffers{free: make(chan *pollBuffer, 2*(stageDepth+1)+1)}
+	return &pollBuffers{free: make(chan *pollBuffer, 3*(stageDepth+1)+1)}
 }
 
 // get returns a free buffer, or a new empty one.

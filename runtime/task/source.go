@@ -53,13 +53,14 @@ type Source struct {
 	acks   submitted
 	topics *topicSet // used by the produce stage only
 	// The stages after POLL, each on its own goroutine, as each calls into other plugin instances
-	// than the one before it: the transform chain (nil without one), then the converters and the
-	// producer.
+	// than the one before it or into the producer: the transform chain (nil without one), the
+	// converters, and handing the records to the producer.
 	transforms *stage[polledBatch]
-	produce    *stage[transformed]
-	polls      *pollBuffers   // the memory of the batches in the pipeline, reused
-	scratch    convertScratch // used by the produce stage only
-	produceMu  sync.Mutex     // guards produceErr
+	convert    *stage[transformed]
+	produce    *stage[converted]
+	polls      *pollBuffers     // the memory of the batches in the pipeline, reused
+	convertIn  []wire.TopicData // the converters' input, used by the convert stage only
+	produceMu  sync.Mutex       // guards produceErr
 	produceErr error
 	// offsets that were committable but whose write failed; retried on the next flush.
 	unflushed map[string][]byte
@@ -100,9 +101,10 @@ const (
 // Run moves data until ctx is cancelled (a graceful stop: outstanding records are flushed and
 // their offsets committed) or the task fails (the error is returned and reported as FAILED).
 //
-// POLL, the transform chain and the converters run as a pipeline: while the converters work on a
-// batch, the chain works on the next one and the plugin polls the one after, so a task moves as
-// fast as its slowest stage rather than the sum of them. Each stage takes batches in order and
+// POLL, the transform chain, the converters and the producer's Produce calls run as a pipeline:
+// while a batch is handed to the producer, the converters work on the next one, the chain on the
+// one after and the plugin polls the next, so a task moves as fast as its slowest stage rather
+// than the sum of them. Each stage takes batches in order and
 // holds at most a couple, so the order per partition is kept and a slow stage (or a producer whose
 // buffer is full) holds back the ones before it.
 func (s *Source) Run(ctx context.Context) error {
@@ -110,7 +112,8 @@ func (s *Source) Run(ctx context.Context) error {
 	// offset.flush.timeout.ms for it. A failed task abandons them.
 	stageCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
-	s.produce = startStage(stageCtx, s.convertAndProduce)
+	s.produce = startStage(stageCtx, s.produceConverted)
+	s.convert = startStage(stageCtx, s.convertAndSend)
 	if len(s.cfg.Chain) > 0 {
 		s.transforms = startStage(stageCtx, s.transformAndSend)
 	}
@@ -157,6 +160,9 @@ func (s *Source) closeStages() error {
 	if s.transforms != nil {
 		err = s.transforms.close()
 	}
+	if cerr := s.convert.close(); err == nil {
+		err = cerr
+	}
 	if perr := s.produce.close(); err == nil {
 		err = perr
 	}
@@ -172,6 +178,9 @@ func (s *Source) drainStages(ctx context.Context) error {
 		if err := s.transforms.drain(ctx); err != nil {
 			return err
 		}
+	}
+	if err := s.convert.drain(ctx); err != nil {
+		return err
 	}
 	return s.produce.drain(ctx)
 }
@@ -190,7 +199,7 @@ func (s *Source) transformAndSend(ctx context.Context, polled polledBatch) error
 		return err
 	}
 	t.buf = polled.buf
-	return s.produce.send(ctx, t)
+	return s.convert.send(ctx, t)
 }
 
 // run polls until ctx is done or the task fails, and sends each batch down the pipeline with
@@ -308,11 +317,12 @@ type transformed struct {
 	buf    *pollBuffer   // what polled lives in, reused once the batch is converted (nil: not)
 }
 
-// convertScratch is the produce stage's per-batch working memory, reused from batch to batch: a
-// batch's converter input and which of its records failed are not needed once it is produced.
-type convertScratch struct {
-	in  []wire.TopicData
-	bad []bool
+// converted is a batch after the converters: what goes to the producer.
+type converted struct {
+	transformed
+	bad          []bool // the records that failed, not produced
+	keys, values [][]byte
+	produced     int // how many are produced
 }
 
 // transform runs a polled batch through the transform chain.
@@ -327,20 +337,26 @@ func (s *Source) transform(ctx context.Context, polled []wire.Record) (transform
 	return transformed{polled: polled, recs: recs, origin: origin, failed: failed}, nil
 }
 
-// convertAndProduce converts a transformed batch and hands it to the producer. The batch's offsets
-// become committable once every record of it (and of every batch before it) has been acknowledged.
+// convertAndSend is the convert stage: it converts a transformed batch and sends it on to the
+// produce stage.
 //
 // A record that fails in the chain or a converter is handled by the error policy (skipped with
 // errors.tolerance=all, else the task fails). Its source offset still counts: the offsets of a
 // batch are those of every record polled.
-func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
+func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 	if err := s.failure(); err != nil {
 		return err
 	}
 	polled, recs, origin, failed := t.polled, t.recs, t.origin, t.failed
-	bad := reuse(&s.scratch.bad, len(recs))
+	bad := make([]bool, len(recs))
 	convert := func(stage string, c Converter, field func(*wire.Record) wire.Data) ([][]byte, error) {
-		in := reuse(&s.scratch.in, len(recs))
+		if allNull(recs, field) {
+			// A null without a schema is null bytes for every converter (see fromConnect): the
+			// keys of a file source need no input built.
+			return make([][]byte, len(recs)), nil
+		}
+		in := reuse(&s.convertIn, len(recs))
+		defer clear(in) // the values alias the batch's buffer, which is reused
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}
@@ -381,15 +397,35 @@ func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
 			produced++
 		}
 	}
+	return s.produce.send(ctx, converted{transformed: t, bad: bad, keys: keys, values: values, produced: produced})
+}
+
+// allNull reports whether field is null for every record.
+func allNull(recs []wire.Record, field func(*wire.Record) wire.Data) bool {
+	for i := range recs {
+		if field(&recs[i]).Tag != wire.TagNull {
+			return false
+		}
+	}
+	return true
+}
+
+// produceConverted is the produce stage: it hands a converted batch's records to the producer,
+// in a transaction with exactly-once support. The batch's offsets become committable once every
+// record of it (and of every batch before it) has been acknowledged.
+func (s *Source) produceConverted(ctx context.Context, c converted) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	var err error
 	if s.txn != nil {
-		err = s.produceInTransaction(ctx, func() error { return s.produceBatch(t, bad, keys, values, produced) })
+		err = s.produceInTransaction(ctx, func() error { return s.produceBatch(c) })
 	} else {
-		err = s.produceBatch(t, bad, keys, values, produced)
+		err = s.produceBatch(c)
 	}
 	if err == nil {
 		// What the producer holds now is the converters' output and copies of the headers.
-		clear(s.scratch.in) // the values in it alias the batch's buffer
-		s.polls.put(t.buf)
+		s.polls.put(c.buf)
 	}
 	return err
 }
@@ -406,9 +442,9 @@ func reuse[T any](buf *[]T, n int) []T {
 
 // produceBatch hands a converted batch's records to the producer and tracks its offsets until
 // every record is acknowledged.
-func (s *Source) produceBatch(t transformed, bad []bool, keys, values [][]byte, produced int) error {
-	recs := t.recs
-	b := s.acks.submit(t.polled, produced)
+func (s *Source) produceBatch(c converted) error {
+	recs, bad, keys, values, produced := c.recs, c.bad, c.keys, c.values, c.produced
+	b := s.acks.submit(c.polled, produced)
 	s.cfg.Metrics.SourceSubmitted(produced)
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
@@ -432,7 +468,7 @@ func (s *Source) produceBatch(t transformed, bad []bool, keys, values [][]byte, 
 		}
 		kr := &krs[0]
 		krs = krs[1:]
-		setKafkaRecord(kr, r, keys[i], values[i], t.buf != nil)
+		setKafkaRecord(kr, r, keys[i], values[i], c.buf != nil)
 		p := promise
 		if s.topics.first(r.Topic) {
 			// As Kafka's recordActiveTopic: a topic is active once a record was written to it. Only
@@ -466,6 +502,9 @@ func (s *Source) failure() error {
 	s.produceMu.Unlock()
 	if err == nil && s.transforms != nil {
 		err = s.transforms.failed()
+	}
+	if err == nil {
+		err = s.convert.failed()
 	}
 	if err == nil {
 		err = s.produce.failed()
