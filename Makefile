@@ -177,8 +177,12 @@ chaos:
 
 # The benchmark table (cmd/wasmconnect/benchtable_test.go): the worker next to kcat and plain franz-go
 # clients, side by side on one broker, medians of 3; writes build/bench.md and build/bench.json.
+# BENCH_GROUPS measures only some groups (comma-separated, as the table names them), for instance
+#   make bench BENCH_GROUPS='file -> topic,topic -> file,memory'
+# ("topic -> file" reads the topic "file -> topic" fills, so it needs that group too).
+BENCH_GROUPS ?=
 bench: build
-	$(GO) test -tags e2e -run '^$$' -bench '^BenchmarkTable$$' -benchtime 1x -timeout 30m ./cmd/wasmconnect/
+	$(GO) test -tags e2e -run '^$$' -bench '^BenchmarkTable$$' -benchtime 1x -timeout 30m ./cmd/wasmconnect/ -args -bench.groups='$(BENCH_GROUPS)'
 
 # Every package's microbenchmarks (plugin calls, conversions, the task loop).
 bench-micro: build

@@ -94,7 +94,7 @@ func (p *pollBuffers) poll(ctx context.Context, plugin SourcePlugin) ([]wire.Rec
 	recs, buf, err := bp.PollInto(ctx, b.bytes, b.recs)
 	b.bytes = buf
 	if cap(recs) > cap(b.recs) {
-		b.recs = recs[:0]
+		b.recs = recs
 	}
 	if err != nil || len(recs) == 0 {
 		p.put(b) // before the caller's release, if it goes idle

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -161,7 +160,7 @@ func runFileSource(b *testing.B, h *wasmhost.Host, m *metrics.Task, addrs []stri
 	if b.Failed() {
 		return
 	}
-	producer, err := kgo.NewClient(slices.Concat([]kgo.Opt{kgo.SeedBrokers(addrs...)}, ProducerOpts(), expOpts())...)
+	producer, err := kgo.NewClient(slices.Concat([]kgo.Opt{kgo.SeedBrokers(addrs...)}, ProducerOpts())...)
 	if err != nil {
 		b.Error(err)
 		return
@@ -209,17 +208,4 @@ func produceLines(b *testing.B, addrs []string, file, topic string) {
 	if err := cl.Flush(context.Background()); err != nil {
 		b.Error(err)
 	}
-}
-
-func expOpts() []kgo.Opt {
-	var o []kgo.Opt
-	if v := os.Getenv("XLINGER"); v != "" {
-		d, _ := time.ParseDuration(v)
-		o = append(o, kgo.ProducerLinger(d))
-	}
-	if v := os.Getenv("XMAXREC"); v != "" {
-		n, _ := strconv.Atoi(v)
-		o = append(o, kgo.MaxBufferedRecords(n))
-	}
-	return o
 }
