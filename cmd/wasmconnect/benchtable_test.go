@@ -319,7 +319,73 @@ func BenchmarkTable(b *testing.B) {
 		t.add("memory", "worker RSS with 100 FileStreamSource connectors running", "MB", rss100Runs(b, addr))
 	}
 
+	// Memory after a burst: the heap of a worker with one source task, idle before and after 1.5 M
+	// records went through the task.
+	if wantGroup("burst") {
+		before, after := burstRuns(b, addr, adm)
+		t.add("burst", "heap in use, one idle FileStreamSource task, before", "MB", before)
+		t.add("burst", "heap in use, the same after 1.5 M records and a collection", "MB", after)
+		ratio := make([]float64, len(before))
+		for i := range before {
+			ratio[i] = after[i] / before[i]
+		}
+		t.add("burst", "after / before", "ratio", ratio)
+	}
+
 	t.write(b)
+}
+
+// burstRuns starts a fresh worker benchRuns times, with one FileStreamSource task (JsonConverter)
+// on an empty file, and returns its heap in use in MB (heapAfterCollection): idle before 1.5 M
+// lines are appended to the file, and idle after the topic holds them all.
+func burstRuns(b *testing.B, addr string, adm *kadm.Client) (before, after []float64) {
+	const lines = 1_500_000
+	for i := 0; i < benchRuns; i++ {
+		files := b.TempDir()
+		name := fmt.Sprintf("burst-%d", i)
+		w := startWorker(b, name, addr, ownGroup(name, map[string]string{"plugin.fs.allow": files}))
+		waitFor(b, 5*time.Minute, "the background compiles", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
+		in := filepath.Join(files, "in.txt")
+		if err := os.WriteFile(in, nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		createTopic(b, adm, name)
+		w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": name, "config": map[string]string{
+			"connector.class": "FileStreamSource", "file": in, "topic": name, "batch.size": "2000",
+			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}})
+		w.waitTaskState(b, name, "RUNNING", time.Minute)
+		before = append(before, heapAfterCollection(b, w))
+		writeBenchFile(b, in, lines)
+		waitEnd(b, adm, name, lines)
+		after = append(after, heapAfterCollection(b, w))
+		w.stop(syscall.SIGTERM)
+	}
+	return before, after
+}
+
+// heapAfterCollection waits until the worker has run a garbage collection and returns its heap in
+// use then (go_memstats_heap_inuse_bytes of /metrics) in MB: what was garbage is not counted, what
+// is still held is. An idle worker may take up to the runtime's forced collection, two minutes; one
+// that just ended a burst collects within seconds (runtime/memtune).
+func heapAfterCollection(b *testing.B, w *worker) float64 {
+	gcs := goMetric(b, w, "go_gc_duration_seconds_count")
+	waitFor(b, 3*time.Minute, "a garbage collection", func() bool { return goMetric(b, w, "go_gc_duration_seconds_count") > gcs })
+	return goMetric(b, w, "go_memstats_heap_inuse_bytes") / (1 << 20)
+}
+
+// goMetric reads one unlabelled series from the worker's /metrics.
+func goMetric(b *testing.B, w *worker, name string) float64 {
+	for _, line := range strings.Split(string(w.mustCall(b, 200, "GET", "/metrics", nil)), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				b.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	b.Fatalf("no %s in /metrics", name)
+	return 0
 }
 
 // perRecordMicros is a duration per record of a throughput row, in µs.
@@ -360,8 +426,9 @@ func warmUp(b *testing.B, w *worker, adm *kadm.Client, files string) {
 	w.mustCall(b, 204, "DELETE", "/connectors/warm-sink", nil)
 }
 
+// writeBenchFile appends n lines of benchLineLen bytes to path, creating it if need be.
 func writeBenchFile(b *testing.B, path string, n int) {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		b.Fatal(err)
 	}
