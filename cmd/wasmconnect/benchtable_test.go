@@ -336,10 +336,13 @@ func BenchmarkTable(b *testing.B) {
 	// Memory after a burst: the heap of a worker with one source task, idle before and after 1.5 M
 	// records went through the task.
 	if wantGroup("burst") {
-		before, after, rssBefore, rssAfter := burstRuns(b, addr, adm)
+		before, after, guestBefore, guestAfter, rssBefore, rssAfter := burstRuns(b, addr, adm)
 		t.add("burst", "heap in use, one idle FileStreamSource task, before", "MB", before)
 		t.add("burst", "heap in use, the same after 1.5 M records and a collection", "MB", after)
 		t.add("burst", "after / before", "ratio", ratios(after, before)) // issue 11: <= 1.2
+		// The plugins' linear memories are on the Go heap too, and never shrink.
+		t.add("burst", "of which plugin linear memory, before", "MB", guestBefore)
+		t.add("burst", "of which plugin linear memory, after", "MB", guestAfter)
 		t.add("burst", "worker RSS before", "MB", rssBefore)
 		t.add("burst", "worker RSS after", "MB", rssAfter)
 	}
@@ -349,8 +352,9 @@ func BenchmarkTable(b *testing.B) {
 
 // burstRuns starts a fresh worker benchRuns times, with one FileStreamSource task (JsonConverter)
 // on an empty file, and returns its heap in use in MB (heapAfterCollection): idle before 1.5 M
-// lines are appended to the file, and idle after the topic holds them all; and its RSS then.
-func burstRuns(b *testing.B, addr string, adm *kadm.Client) (before, after, rssBefore, rssAfter []float64) {
+// lines are appended to the file, and idle after the topic holds them all; the part of it that is
+// the plugin instances' linear memory (wasmconnect_plugin_memory_bytes); and its RSS then.
+func burstRuns(b *testing.B, addr string, adm *kadm.Client) (before, after, guestBefore, guestAfter, rssBefore, rssAfter []float64) {
 	const lines = 1_500_000
 	for i := 0; i < benchRuns; i++ {
 		files := b.TempDir()
@@ -367,14 +371,16 @@ func burstRuns(b *testing.B, addr string, adm *kadm.Client) (before, after, rssB
 			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}})
 		w.waitTaskState(b, name, "RUNNING", time.Minute)
 		before = append(before, heapAfterCollection(b, w))
+		guestBefore = append(guestBefore, goMetric(b, w, "wasmconnect_plugin_memory_bytes")/(1<<20))
 		rssBefore = append(rssBefore, rssMB(b, w))
 		writeBenchFile(b, in, lines)
 		waitEnd(b, adm, name, lines)
 		after = append(after, heapAfterCollection(b, w))
+		guestAfter = append(guestAfter, goMetric(b, w, "wasmconnect_plugin_memory_bytes")/(1<<20))
 		rssAfter = append(rssAfter, rssMB(b, w))
 		w.stop(syscall.SIGTERM)
 	}
-	return before, after, rssBefore, rssAfter
+	return before, after, guestBefore, guestAfter, rssBefore, rssAfter
 }
 
 // heapAfterCollection returns the smallest heap in use (go_memstats_heap_inuse_bytes of /metrics)
@@ -394,19 +400,24 @@ func heapAfterCollection(b *testing.B, w *worker) float64 {
 	return least
 }
 
-// goMetric reads one unlabelled series from the worker's /metrics.
+// goMetric reads a series from the worker's /metrics: the sum over its labels, if it has any.
 func goMetric(b *testing.B, w *worker, name string) float64 {
+	sum, found := 0.0, false
 	for _, line := range strings.Split(string(w.mustCall(b, 200, "GET", "/metrics", nil)), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				b.Fatalf("%s: %v", line, err)
-			}
-			return f
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
 		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(rest[strings.LastIndexByte(rest, ' ')+1:]), 64)
+		if err != nil {
+			b.Fatalf("%s: %v", line, err)
+		}
+		sum, found = sum+f, true
 	}
-	b.Fatalf("no %s in /metrics", name)
-	return 0
+	if !found {
+		b.Fatalf("no %s in /metrics", name)
+	}
+	return sum
 }
 
 // perRecordMicros is a duration per record of a throughput row, in µs.
