@@ -10,7 +10,10 @@
 // Build a Go one with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o build/plugins/<name>.wasm ./plugins/<name>
+//	go run ./wasmhost/pluginbuild/embeddescriptor build/plugins/<name>.wasm
 //
-// Package pluginbuild builds them that way for tests and tools; the tests of this package build
-// them with it and run them in the real host (wasmhost).
+// The second step writes the module's descriptor section (sdk/ABI.md §3.1), so that a worker lists
+// its plugins without compiling it; make build does both. Package pluginbuild builds them that way
+// for tests and tools; the tests of this package build them with it and run them in the real host
+// (wasmhost).
 package plugins

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -58,6 +60,7 @@ func Check(ctx context.Context, path string, cfg Config) ([]CheckStep, error) {
 	}
 	c.pass("load", "%d plugin(s): %s", len(ps), strings.Join(names, ", "))
 	c.descriptor(ps)
+	c.section(ps)
 	for _, p := range ps {
 		c.validate(ctx, p)
 	}
@@ -135,6 +138,33 @@ func (c *checker) descriptor(ps []Plugin) {
 		return
 	}
 	c.pass("descriptor", "versions, config key names, types, defaults and importances are valid")
+}
+
+// section checks that a module's descriptor section, if it has one, says what its wc_describe
+// does: a worker lists the module from the section without calling it (sdk/ABI.md §3.1).
+func (c *checker) section(ps []Plugin) {
+	b, err := os.ReadFile(ps[0].Module)
+	if err != nil {
+		c.fail("descriptor section", "%s", err)
+		return
+	}
+	desc, ok := descriptorSection(b)
+	if !ok {
+		return
+	}
+	m := &module{path: ps[0].Module}
+	if err := c.h.parseDescriptor(m, desc); err != nil {
+		c.fail("descriptor section", "a worker would skip this module: custom section %s: %s", DescriptorSection, err)
+		return
+	}
+	byClass := func(a, b Plugin) int { return strings.Compare(a.Class, b.Class) }
+	slices.SortFunc(m.plugins, byClass)
+	called := slices.SortedFunc(slices.Values(ps), byClass)
+	if !reflect.DeepEqual(m.plugins, called) {
+		c.fail("descriptor section", "the %s section does not say what wc_describe returns, and a worker lists the module from the section: write it again with embeddescriptor (sdk/ABI.md §3.1)", DescriptorSection)
+		return
+	}
+	c.pass("descriptor section", "%s says what wc_describe returns", DescriptorSection)
 }
 
 // validate asks the plugin to validate an empty config: it must answer (required keys missing,

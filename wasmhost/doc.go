@@ -7,7 +7,8 @@
 //   - Loading. New scans the plugin path (each directory and its immediate subdirectories, as
 //     Kafka's plugin.path), checks every *.wasm's exports and imports against ABI v1, and reads
 //     wc_abi_version and wc_describe from a scratch instance in wazero's interpreter, or takes the
-//     descriptor from the cache for a file it described and compiled before. It compiles a module
+//     descriptor from the cache for a file it described and compiled before, or from the module's
+//     descriptor section (section.go; the shape is then checked when the module compiles). It compiles a module
 //     once per process: a new one in the background at once, a cached one when it is first used
 //     (lazy.go). A module that fails any step is listed in LoadErrors with its file and the precise
 //     reason, and the others load regardless: one broken plugin must not keep a worker from starting.

@@ -119,7 +119,7 @@ func newTestHostBound(t testing.TB, cfg Config, cpu cpuBound) (*Host, *logSink) 
 		cfg.CallTimeout = 5 * time.Second
 	}
 	cfg.Logger = slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: LevelTrace}))
-	h, err := newHost(context.Background(), cfg, cpu)
+	h, err := newHost(context.Background(), cfg, hostOptions{cpu: cpu})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,11 @@ type Config struct {
 	// Lookup resolves the host names plugins dial and the names in the grants. Nil: the system
 	// resolver.
 	Lookup netgrant.Lookup
+	// CompileAfter, when set, holds the background compiles of the modules a scan described back
+	// until it is closed: a worker closes it once it has joined its group, so that its start does not
+	// share the CPUs (and the garbage collector) with compiling a large Go guest for seconds. A
+	// module that an instance needs first still compiles at once (lazy.go). Nil: compile at once.
+	CompileAfter <-chan struct{}
 	// Logger receives host diagnostics and, tagged per connector and task, guest log lines and
 	// stdout/stderr. Nil: slog.Default().
 	Logger *slog.Logger
@@ -96,6 +101,8 @@ type Host struct {
 	roots  []*rootfs.FS        // the FSAllow directories, shared by every instance
 	pages  uint32              // memory cap in pages
 
+	callDescribe bool // ignore descriptor sections (hostOptions)
+
 	// The catalogue changes after New when the plugin path is rescanned (Reload, Watch) and when a
 	// module fails its deferred compile (dropModule). A session that opened a module keeps its
 	// instance whatever happens to the catalogue afterwards.
@@ -112,6 +119,7 @@ type Host struct {
 	watching  sync.WaitGroup      // Watch's loops, which Close waits for
 	compiling sync.WaitGroup      // background compiles, which Close waits for
 	closing   atomic.Bool         // set by Close: queued background compiles are skipped
+	closed    chan struct{}       // closed by Close: compiles held back by CompileAfter give up
 	closeOnce sync.Once
 }
 
@@ -125,6 +133,7 @@ type module struct {
 	plugins       []Plugin
 	cached        bool                      // the descriptor came from the cache: the module compiled before, unchanged
 	descriptor    []byte                    // what wc_describe returned, until it is cached after the first compile
+	unchecked     bool                      // described from its descriptor section: compile checks its shape
 	wasm          []byte                    // the bytes described, until compiled (nil when described from the cache)
 	dropped       atomic.Pointer[LoadError] // set when its deferred compile failed (dropModule)
 
@@ -148,11 +157,19 @@ type module struct {
 // background (see lazy.go). A module that cannot be used is recorded in LoadErrors and skipped, so
 // that one bad file never keeps the others (or the worker) from starting; New itself fails only
 // when the runtime cannot be set up.
-func New(ctx context.Context, cfg Config) (*Host, error) { return newHost(ctx, cfg, nil) }
+func New(ctx context.Context, cfg Config) (*Host, error) { return newHost(ctx, cfg, hostOptions{}) }
 
-// newHost is New with a chosen CPU bound (nil: the default), so that tests and benchmarks can
-// compare mechanisms.
-func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
+// hostOptions are the choices New makes for its callers.
+type hostOptions struct {
+	// cpu is the CPU bound (nil: the default), so that tests and benchmarks can compare mechanisms.
+	cpu cpuBound
+	// callDescribe describes every module by calling it, even one with a descriptor section: for
+	// Inspect and Check, which report what the module does, not what its section says.
+	callDescribe bool
+}
+
+// newHost is New with opts.
+func newHost(ctx context.Context, cfg Config, opts hostOptions) (*Host, error) {
 	if cfg.MemoryLimitBytes == 0 {
 		cfg.MemoryLimitBytes = DefaultMemoryLimitBytes
 	}
@@ -177,16 +194,19 @@ func newHost(ctx context.Context, cfg Config, cpu cpuBound) (*Host, error) {
 	}
 	cfg.FSAllow = allow
 
+	cpu := opts.cpu
 	if cpu == nil {
 		cpu = newFuelBound(cfg.CallTimeout, cfg.CacheDir)
 	}
 	h := &Host{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		cpu:     cpu,
-		lookup:  cfg.Lookup,
-		pages:   uint32(pages),
-		modules: map[string]*module{},
+		cfg:          cfg,
+		log:          cfg.Logger,
+		cpu:          cpu,
+		callDescribe: opts.callDescribe,
+		lookup:       cfg.Lookup,
+		pages:        uint32(pages),
+		modules:      map[string]*module{},
+		closed:       make(chan struct{}),
 	}
 	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(h.pages)
 	rc = h.cpu.configure(rc)
@@ -276,6 +296,7 @@ func (h *Host) Close(ctx context.Context) error {
 		// A compile into a closed runtime would fail and be reported as a load error: let the
 		// running ones finish (one module on 2 CPUs) and skip the queued ones.
 		h.closing.Store(true)
+		close(h.closed)
 		h.mu.Lock()
 		watchers := h.watchers
 		h.watchers = nil

@@ -58,13 +58,14 @@ func Inspect(ctx context.Context, path string, cfg Config) (ModuleInfo, error) {
 	return info, nil
 }
 
-// openOne is a host whose plugin path is the one module file path, quiet, and without a cache:
-// what it reports is about the file, never about an earlier run.
+// openOne is a host whose plugin path is the one module file path, quiet, without a cache, and
+// describing the module by calling it even when it has a descriptor section: what it reports is
+// about the file's code, never about an earlier run.
 func openOne(ctx context.Context, path string, cfg Config) (*Host, error) {
 	cfg.PluginPath = []string{path}
 	cfg.CacheDir = ""
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	return New(ctx, cfg)
+	return newHost(ctx, cfg, hostOptions{callDescribe: true})
 }
 
 // shape lists a module's imports and exports as compiled by wazero's interpreter (nothing runs);

@@ -7,11 +7,14 @@ package wasmhost
 //   - A module seen before (same bytes, same memory limit, and it compiled) is described from the
 //     descriptor cache in CacheDir and compiled when an instance of it is first needed: a restart
 //     runs no guest code and compiles nothing until a connector uses the module.
-//   - A module not seen before is checked and described in wazero's interpreter, which compiles a
-//     Go guest in 0.1-0.25 s and runs its _initialize and wc_describe in ~50 ms, and is then compiled
-//     in the background at once, so that a compile error still shows at start-up and the caches
-//     fill. Its descriptor is cached once it has compiled. A module whose background compile fails
-//     is dropped from the catalogue and listed in LoadErrors, as if New had refused it.
+//   - A module not seen before is described from its descriptor section (section.go), which takes
+//     reading the file, or else checked and described in wazero's interpreter, which compiles a Go
+//     guest in 0.1-0.25 s (several times that on a busy machine) and runs its _initialize and
+//     wc_describe in ~50 ms. It is then compiled in the background, at once or when
+//     Config.CompileAfter says (a worker: once it serves requests), so that a compile error still
+//     shows at start-up and the caches fill. Its descriptor is cached once it has compiled. A
+//     module whose background compile fails (its shape, for one described from its section) is
+//     dropped from the catalogue and listed in LoadErrors, as if New had refused it.
 //
 // An instance waits for its module's compile (compiledModule); a module that is needed first is
 // compiled by the goroutine that needs it, ahead of the background queue.
@@ -55,7 +58,7 @@ func (d *describer) host(ctx context.Context) (*Host, error) {
 		cfg := h.cfg
 		cfg.CallTimeout = min(cfg.CallTimeout, describeTimeout)
 		cpu := deadlineBound{timeout: cfg.CallTimeout}
-		s := &Host{cfg: cfg, log: h.log, cpu: cpu, pages: h.pages, modCfg: h.modCfg}
+		s := &Host{cfg: cfg, log: h.log, cpu: cpu, pages: h.pages, modCfg: h.modCfg, closed: make(chan struct{})}
 		s.rt = wazero.NewRuntimeWithConfig(ctx, cpu.configure(wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(h.pages)))
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, s.rt); err != nil {
 			d.err = fmt.Errorf("describing in the interpreter: WASI: %w", err)
@@ -143,12 +146,18 @@ func (h *Host) compile(m *module) (wazero.CompiledModule, error) {
 	if err != nil {
 		return nil, h.compileError(err)
 	}
+	if m.unchecked { // described from its descriptor section: nothing has checked its shape yet
+		if err := checkShape(m, c); err != nil {
+			c.Close(context.Background())
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
-// compileNewModules compiles mods in the background, on all but one of the CPUs: the worker's
-// own start (REST, stores, group join) keeps one. It then logs "plugin modules compiled" with how
-// many it compiled and how many more modules the scan described from the cache (cached), which
+// compileNewModules compiles mods in the background, once Config.CompileAfter is closed, on all
+// but one of the CPUs: the worker's own work keeps one. It then logs "plugin modules compiled" with
+// how many it compiled and how many more modules the scan described from the cache (cached), which
 // compile from wazero's cache on first use: the line comes once per scan that loaded anything, also
 // when every module was cached, so that whoever waits for it (a benchmark) does not wait forever.
 func (h *Host) compileNewModules(todo []*module, cached int) {
@@ -159,25 +168,26 @@ func (h *Host) compileNewModules(todo []*module, cached int) {
 		return
 	}
 	slices.SortFunc(todo, func(a, b *module) int { return strings.Compare(a.path, b.path) })
-	start := time.Now()
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
-	var wg sync.WaitGroup
-	for _, m := range todo {
-		wg.Add(1)
-		h.compiling.Add(1)
-		go func() {
-			defer h.compiling.Done()
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if !h.closing.Load() { // a worker stopping soon after its start does not wait for the queue
-				h.compiledModule(m)
-			}
-		}()
-	}
 	h.compiling.Add(1)
 	go func() {
 		defer h.compiling.Done()
+		if !h.mayCompile() {
+			return
+		}
+		start := time.Now()
+		sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+		var wg sync.WaitGroup
+		for _, m := range todo {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if !h.closing.Load() { // a worker stopping soon after its start does not wait for the queue
+					h.compiledModule(m)
+				}
+			}()
+		}
 		wg.Wait()
 		// Compiling a large Go guest leaves hundreds of MB of garbage (an 11 MB module: ~180 MB
 		// of RSS) that the runtime would return to the OS only over minutes: return it now, once.
@@ -186,6 +196,17 @@ func (h *Host) compileNewModules(todo []*module, cached int) {
 			h.log.Info("plugin modules compiled", "modules", len(todo), "cached", cached, "took", time.Since(start).Round(time.Millisecond))
 		}
 	}()
+}
+
+// mayCompile waits for Config.CompileAfter and says whether to compile: not once Close has begun.
+func (h *Host) mayCompile() bool {
+	if h.cfg.CompileAfter != nil {
+		select {
+		case <-h.cfg.CompileAfter:
+		case <-h.closed:
+		}
+	}
+	return !h.closing.Load()
 }
 
 // dropModule removes a module that failed its deferred compile from the catalogue and reports it

@@ -205,3 +205,29 @@ func TestCompileAll(t *testing.T) {
 		t.Errorf("%d compiles for 2 modules", n)
 	}
 }
+
+// With Config.CompileAfter, the background compiles wait until it is closed, while a module an
+// instance needs compiles at once; a host closed before it is closed does not wait for it.
+func TestCompileAfter(t *testing.T) {
+	ctx := context.Background()
+	gate := make(chan struct{})
+	cfg := Config{PluginPath: []string{pluginDir(t, standardLayout)}, CompileAfter: gate}
+	cpu := newWatchedBound(cfg, nil)
+	h, sink := newTestHostBound(t, cfg, cpu)
+	s := h.NewSession(Env{Connector: "c1", Task: 0})
+	if _, err := s.Open(ctx, mustResolve(t, h, "SeqSource"), wire.RoleTask, map[string]string{"topic": "t"}); err != nil {
+		t.Fatalf("open before the background compiles: %v", err)
+	}
+	s.Close(ctx)
+	if n := cpu.compiles(); n != 1 {
+		t.Errorf("%d compiles before CompileAfter was closed, want the one module opened", n)
+	}
+	close(gate)
+	h.compiling.Wait()
+	if e := sink.find(t, "plugin modules compiled"); e["modules"] != 2.0 || cpu.compiles() != 2 {
+		t.Errorf("after CompileAfter was closed: %v, %d compiles", e, cpu.compiles())
+	}
+
+	held, _ := newTestHost(t, Config{PluginPath: []string{pluginDir(t, standardLayout)}, CompileAfter: make(chan struct{})})
+	held.Close(ctx) // returns: the held-back compiles give up
+}

@@ -116,8 +116,9 @@ func unreadable(err error) error {
 func isWasm(name string) bool { return strings.HasSuffix(name, ".wasm") }
 
 // loadModule reads one file's descriptor: from the descriptor cache when these bytes, with this
-// memory limit, compiled before (no guest code runs then), or else by checking them against ABI v1
-// and calling wc_describe in the interpreter. Every error names precisely what is wrong, because
+// memory limit, compiled before (no guest code runs then), from the module's descriptor section
+// (section.go; its shape is checked when it compiles), or else by checking them against ABI v1 and
+// calling wc_describe in the interpreter. Every error names precisely what is wrong, because
 // the operator sees it at start-up (or on a reload) with nothing else to go on.
 func (h *Host) loadModule(ctx context.Context, d *describer, path string, b []byte, sum [32]byte) (*module, error) {
 	if !bytes.HasPrefix(b, []byte("\x00asm")) {
@@ -128,7 +129,12 @@ func (h *Host) loadModule(ctx context.Context, d *describer, path string, b []by
 		m.hasInitialize, m.cached = c.Initialize, true
 		return m, h.parseDescriptor(m, c.Descriptor)
 	}
-	if err := d.describe(ctx, m, b); err != nil {
+	if desc, ok := descriptorSection(b); ok && !h.callDescribe {
+		if err := h.parseDescriptor(m, desc); err != nil {
+			return nil, fmt.Errorf("custom section %s: %w", DescriptorSection, err)
+		}
+		m.descriptor, m.unchecked = desc, true
+	} else if err := d.describe(ctx, m, b); err != nil {
 		return nil, err
 	}
 	m.wasm = b // compiled from these very bytes, even if the file is replaced meanwhile

@@ -31,7 +31,7 @@ func BenchmarkFileSourceVsKcat(b *testing.B) {
 	}
 	_, addr := startBroker(b)
 	files := b.TempDir()
-	w := startWorker(b, "worker", addr, map[string]string{"plugin.fs.allow": files, "offset.flush.interval.ms": "10000"})
+	w := startBenchWorker(b, "worker", addr, map[string]string{"plugin.fs.allow": files, "offset.flush.interval.ms": "10000"})
 	const n = 200_000
 	in := filepath.Join(files, "bench.txt")
 	line := strings.Repeat("x", 90)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -121,12 +120,4 @@ func BenchmarkDatagenToTopic(b *testing.B) {
 	first := time.Now()
 	waitEnd(b, adm, "orders", n)
 	b.ReportMetric(float64(n)/time.Since(first).Seconds(), "records/s")
-}
-
-// waitCompiled waits until the worker has compiled the plugin modules it had not seen before, in
-// the background, so that a benchmark does not measure those compiles beside its own work. A worker
-// whose modules all come from the cache logs the same line (modules=0 cached=N) at once: those
-// compile from the cache, in tens of milliseconds, on first use.
-func waitCompiled(b testing.TB, w *worker) {
-	waitFor(b, 5*time.Minute, "the plugin modules compiled", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
 }

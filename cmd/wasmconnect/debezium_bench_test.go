@@ -28,7 +28,7 @@ func BenchmarkDebeziumBulkUpdate(b *testing.B) {
 	_, addr := startBroker(b)
 	// A cache of its own, so that the modules are compiled now, before waitCompiled returns,
 	// rather than from the shared cache on first use.
-	w := startWorker(b, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(b), "plugin.net.allow": srv.Addr(),
+	w := startBenchWorker(b, "worker", addr, map[string]string{"plugin.path": debeziumPlugins(b), "plugin.net.allow": srv.Addr(),
 		"plugin.cache.dir": b.TempDir()})
 	waitCompiled(b, w)
 	w.mustCall(b, 201, "POST", "/connectors", map[string]any{"name": "inventory", "config": debeziumConfig(srv, "snapshot.mode", "no_data")})

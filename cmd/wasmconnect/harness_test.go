@@ -250,6 +250,15 @@ func writeWorkerProps(t testing.TB, name, brokerAddr string, overrides map[strin
 	return file, port
 }
 
+// waitCompiled waits until the worker has compiled the plugin modules it had not seen before, in
+// the background, so that a benchmark does not measure those compiles beside its own work. A worker
+// whose modules all come from the cache logs the same line (modules=0 cached=N) at once: those
+// compile from the cache, in tens of milliseconds, on first use.
+func waitCompiled(t testing.TB, w *worker) {
+	t.Helper()
+	waitFor(t, 5*time.Minute, "the plugin modules compiled", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
+}
+
 func (w *worker) waitReady(t testing.TB) {
 	t.Helper()
 	waitFor(t, 60*time.Second, w.name+" to be healthy (REST up, group joined)", func() bool {

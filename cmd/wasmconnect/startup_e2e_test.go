@@ -108,7 +108,7 @@ func TestWarmWorkerLogsModulesCompiled(t *testing.T) {
 	settings := map[string]string{"plugin.path": plugins, "plugin.cache.dir": t.TempDir()}
 	for _, want := range []string{"modules=1 cached=0", "modules=0 cached=1"} {
 		w := startWorker(t, "worker", addr, settings)
-		waitFor(t, time.Minute, "the line plugin modules compiled", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
+		waitCompiled(t, w)
 		if log := w.logText(); !strings.Contains(log, want) {
 			t.Errorf("the line plugin modules compiled does not say %s:\n%s", want, log)
 		}

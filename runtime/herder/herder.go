@@ -71,7 +71,9 @@ type Herder struct {
 	fenceMu sync.Mutex  // one round of fencing at a time (fence)
 	claimed atomic.Bool // the config topic's leader writes are claimed (ConfigTransactionalID)
 
-	started  atomic.Bool                  // the loop is running
+	started  atomic.Bool   // the loop is running
+	joined   chan struct{} // closed once the group first answered (Joined)
+	joinOnce sync.Once
 	role     atomic.Pointer[role]         // leadership, for REST requests on other goroutines
 	lastWork atomic.Pointer[cluster.Work] // the work of the last assignment this worker computed as leader
 }
@@ -117,6 +119,7 @@ func New(cfg Config) *Herder {
 		result:     make(chan generated),
 		connectors: map[string]*connectorState{},
 		fencing:    map[string]bool{},
+		joined:     make(chan struct{}),
 	}
 	if cfg.Group == nil {
 		h.role.Store(&role{leader: true})
@@ -130,6 +133,13 @@ func New(cfg Config) *Herder {
 	h.followClusterLoggerLevels()
 	return h
 }
+
+// Joined is closed once the worker knows its place in the group (its first assignment, or the
+// group's refusal), when GET /health stops answering "starting"; at Run without a group. The worker
+// holds its background plugin compiles back until then, so that they do not slow its start.
+func (h *Herder) Joined() <-chan struct{} { return h.joined }
+
+func (h *Herder) markJoined() { h.joinOnce.Do(func() { close(h.joined) }) }
 
 // Poke asks the loop to look at the config topic again.
 func (h *Herder) Poke() {
@@ -150,6 +160,9 @@ func (h *Herder) Run(ctx context.Context) error {
 		go func() { memberDone <- h.member.Run(memberCtx) }()
 	}
 	h.started.Store(true)
+	if h.member == nil {
+		h.markJoined()
+	}
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	for {
@@ -172,6 +185,7 @@ func (h *Herder) Run(ctx context.Context) error {
 			// uses): the worker cannot be part of the cluster, which the operator must fix.
 			h.log.Error("group membership stopped", "err", err)
 			h.role.Store(&role{err: err})
+			h.markJoined()
 			memberDone = nil
 		case <-h.wake:
 		case <-tick.C:

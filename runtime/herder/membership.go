@@ -59,6 +59,7 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 			cancel()
 		}
 		h.role.Store(&role{leaderURL: a.LeaderURL, err: a.Err})
+		h.markJoined()
 		h.onLoop(ctx, func() { h.assigned = &cluster.Allocation{} })
 		return
 	}
@@ -73,6 +74,7 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	}
 	h.claimConfigWrites(ctx, a.Leader)
 	h.role.Store(&role{leader: a.Leader, leaderURL: a.LeaderURL})
+	h.markJoined()
 	if !a.Leader {
 		h.lastWork.Store(nil)
 	}

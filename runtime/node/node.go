@@ -63,6 +63,9 @@ type Node struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// compileAfter is closed once the worker has joined its group: the plugin host's background
+	// compiles wait for it, so that a cold start is REST-ready as fast as a warm one.
+	compileAfter chan struct{}
 }
 
 // Start starts a worker: it reads the internal topics to their end, loads the plugins, starts the
@@ -79,7 +82,7 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 		log.Warn(w.Msg, "key", w.Key, "file", cfg.Source)
 	}
 	// n is not the named result: every error return sets that to nil before the deferred close.
-	n := &Node{cfg: cfg, mode: mode, log: log, done: make(chan struct{})}
+	n := &Node{cfg: cfg, mode: mode, log: log, done: make(chan struct{}), compileAfter: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.close()
@@ -94,6 +97,13 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 		}
 	}
 	n.run()
+	go func() { // the background plugin compiles wait for the worker to serve (wasmhost.Config.CompileAfter)
+		select {
+		case <-n.herder.Joined():
+		case <-n.done:
+		}
+		close(n.compileAfter)
+	}()
 	n.log.Info("worker started", "url", n.url, "group_id", cfg.GroupID, "kafka_cluster_id", n.clusterID)
 	return n, nil
 }
@@ -175,6 +185,7 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 		CallTimeout:      cfg.PluginCallTimeout,
 		FSAllow:          cfg.PluginFSAllow,
 		NetAllow:         cfg.PluginNetAllow,
+		CompileAfter:     n.compileAfter,
 		Logger:           n.log,
 	})
 	if err != nil {

@@ -104,9 +104,10 @@ func tempDir(pattern string) (string, error) {
 	return os.MkdirTemp(root, pattern)
 }
 
-// build builds the package in directory pkg of the module and returns the module's path: a Rust
-// crate if the directory holds a Cargo.toml, a C, AssemblyScript, Zig or WebAssembly text plugin (lang.go), else a
-// Go package.
+// build builds the package in directory pkg of the module and returns the module's path. A
+// built-in plugin (plugins/*, not plugins/testdata/*) gets its descriptor section, as the
+// Makefile's build gives it, so that tests load the modules a release ships; test plugins stay
+// without, which keeps the hosts' describe-by-calling path under test.
 func build(pkg string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -117,25 +118,68 @@ func build(pkg string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, path.Base(pkg)+".wasm")
+	if err := buildIn(root, pkg, out); err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(pkg, "plugins/") && !strings.HasPrefix(pkg, "plugins/testdata/") {
+		if err := embedDescriptor(root, out); err != nil {
+			return "", fmt.Errorf("building %s: %w", pkg, err)
+		}
+	}
+	return out, nil
+}
+
+// buildIn builds pkg to out: a Rust crate if the directory holds a Cargo.toml, a C,
+// AssemblyScript, Zig or WebAssembly text plugin (lang.go), else a Go package.
+func buildIn(root, pkg, out string) error {
 	switch language(filepath.Join(root, pkg)) {
 	case "rust":
-		return out, buildRust(root, pkg, out)
+		return buildRust(root, pkg, out)
 	case "c":
-		return out, buildC(root, pkg, out)
+		return buildC(root, pkg, out)
 	case "assemblyscript":
-		return out, buildAssemblyScript(root, pkg, out)
+		return buildAssemblyScript(root, pkg, out)
 	case "zig":
-		return out, buildZig(root, pkg, out)
+		return buildZig(root, pkg, out)
 	case "wat":
-		return out, buildWAT(root, pkg, out)
+		return buildWAT(root, pkg, out)
 	}
 	cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./"+pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %v\n%s", pkg, err, b)
+		return fmt.Errorf("building %s: %v\n%s", pkg, err, b)
 	}
-	return out, nil
+	return nil
+}
+
+// embedTool is the package of the command that writes a module's descriptor section.
+const embedTool = "wasmhost/pluginbuild/embeddescriptor"
+
+// embedDescriptor runs embeddescriptor on the module out, building the command once per process
+// (it imports wasmhost, which this package, imported by wasmhost's tests, cannot).
+func embedDescriptor(root, out string) error {
+	tool := entry(&cache.modules, "tool "+embedTool)
+	tool.Do(func() {
+		dir, err := tempDir("tool-")
+		if err != nil {
+			tool.err = err
+			return
+		}
+		tool.path = filepath.Join(dir, path.Base(embedTool))
+		cmd := exec.Command(goTool(), "build", "-o", tool.path, "./"+embedTool)
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			tool.err = fmt.Errorf("building %s: %v\n%s", embedTool, err, b)
+		}
+	})
+	if tool.err != nil {
+		return tool.err
+	}
+	if b, err := exec.Command(tool.path, out).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", path.Base(embedTool), err, b)
+	}
+	return nil
 }
 
 // moduleRoot is the directory of the go.mod that governs the working directory.

@@ -106,9 +106,12 @@ func TestGuestsSpinStopped(t *testing.T) {
 	}
 }
 
-// slack is how late past its deadline a spinning guest may stop: a refill
-// every ~1 ms, plus scheduling noise on a shared machine.
-const slack = 50 * time.Millisecond
+// slack is how late past its deadline a spinning guest may stop and still pass:
+// the promise to users is "within 1 s". A refill comes every ~1 ms, so the
+// stop is usually a few ms late; how late exactly is a benchmark's business
+// (BenchmarkBuiltinSourceBound), not this test's, which would otherwise fail
+// whenever a loaded machine deschedules the goroutine for a moment.
+const slack = 900 * time.Millisecond
 
 func lowercase(b []byte) (n uint64) {
 	for _, c := range b {
@@ -141,8 +144,8 @@ func TestGCWhileGuestSpins(t *testing.T) {
 			}()
 			time.Sleep(50 * time.Millisecond) // let it spin
 			// Without the refills the first GC would wait for the deadline, a
-			// minute away. Judge the median of a few, as the machine may be
-			// busy with other work.
+			// minute away, so a bound of a second tells the two apart on a
+			// machine busy with other work. Judge the median of a few.
 			var took []time.Duration
 			for i := 0; i < 5; i++ {
 				begin := time.Now()
@@ -151,7 +154,7 @@ func TestGCWhileGuestSpins(t *testing.T) {
 			}
 			slices.Sort(took)
 			t.Logf("runtime.GC took %v while the guest spun", took)
-			if median := took[len(took)/2]; median > 100*time.Millisecond {
+			if median := took[len(took)/2]; median > time.Second {
 				t.Errorf("runtime.GC took a median %v while the guest spun", median)
 			}
 			cancel()

@@ -1,0 +1,120 @@
+package wasmhost
+
+// The descriptor section (sdk/ABI.md §3.1). Describing a module by calling it means compiling it,
+// even in the interpreter, and running its start code: for an 11 MB Go guest most of a cold
+// worker's start. A module may instead carry what wc_describe returns in a custom section, which
+// the build writes once (EmbedDescriptor, run by the Makefile and pluginbuild); the host then lists
+// the module's plugins from the file's bytes alone and checks the module's exports and imports when
+// it compiles it, in the background (compile). A module without the section is described by
+// calling, as before.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// DescriptorSection is the name of the custom section that holds a module's descriptor: the exact
+// bytes its wc_describe returns.
+const DescriptorSection = "wasmconnect.descriptor"
+
+// wasmSection is one section of a module's binary: its id, its name (custom sections only) and the
+// bytes it spans in the binary, header included.
+type wasmSection struct {
+	id         byte
+	name       string
+	start, end int // the whole section: id byte to the end of its contents
+	payload    int // where a custom section's contents start, after its name
+}
+
+// sections splits a module's binary into its sections without decoding them; bytes that are not a
+// well-formed sequence of sections are an error (the compiler says more about them).
+func sections(b []byte) ([]wasmSection, error) {
+	if len(b) < 8 || !bytes.HasPrefix(b, []byte("\x00asm")) {
+		return nil, errors.New("not a WebAssembly module")
+	}
+	var out []wasmSection
+	for off := 8; off < len(b); {
+		s := wasmSection{id: b[off], start: off}
+		size, n := binary.Uvarint(b[off+1:])
+		if n <= 0 || size > uint64(len(b)-off-1-n) {
+			return nil, fmt.Errorf("section at byte %d: bad size", off)
+		}
+		body := off + 1 + n
+		s.end = body + int(size)
+		if s.id == 0 {
+			l, k := binary.Uvarint(b[body:s.end])
+			if k <= 0 || l > uint64(s.end-body-k) {
+				return nil, fmt.Errorf("custom section at byte %d: bad name", off)
+			}
+			s.name = string(b[body+k : body+k+int(l)])
+			s.payload = body + k + int(l)
+		}
+		out = append(out, s)
+		off = s.end
+	}
+	return out, nil
+}
+
+// descriptorSection returns the contents of b's descriptor section, if it has one that can be
+// found; a module whose sections do not parse is left to the compiler to refuse.
+func descriptorSection(b []byte) ([]byte, bool) {
+	ss, err := sections(b)
+	if err != nil {
+		return nil, false
+	}
+	for _, s := range ss {
+		if s.id == 0 && s.name == DescriptorSection {
+			return b[s.payload:s.end], true
+		}
+	}
+	return nil, false
+}
+
+// withDescriptorSection returns b without its descriptor sections and with one holding desc
+// appended (custom sections may come anywhere; the last place changes no other section's offset).
+func withDescriptorSection(b, desc []byte) ([]byte, error) {
+	ss, err := sections(b)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), b[:8]...)
+	for _, s := range ss {
+		if s.id != 0 || s.name != DescriptorSection {
+			out = append(out, b[s.start:s.end]...)
+		}
+	}
+	name := binary.AppendUvarint(nil, uint64(len(DescriptorSection)))
+	name = append(name, DescriptorSection...)
+	out = append(out, 0)
+	out = binary.AppendUvarint(out, uint64(len(name)+len(desc)))
+	out = append(out, name...)
+	return append(out, desc...), nil
+}
+
+// EmbedDescriptor describes the module wasm by calling it, as a host does for a module without
+// the section (checking its exports, imports and ABI version on the way), and returns wasm with
+// the descriptor in its descriptor section, replacing any it had. cfg's limits apply; its plugin
+// path and cache are ignored.
+func EmbedDescriptor(ctx context.Context, wasm []byte, cfg Config) ([]byte, error) {
+	cfg.PluginPath, cfg.CacheDir = nil, ""
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h, err := New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close(ctx)
+	d := &describer{h: h}
+	defer d.close(ctx)
+	m := &module{path: "module.wasm", base: "module.wasm"}
+	if err := d.describe(ctx, m, wasm); err != nil {
+		return nil, err
+	}
+	return withDescriptorSection(wasm, m.descriptor)
+}

@@ -1,0 +1,202 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtureDir, name+".wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// withSection is the fixture name with desc as its descriptor section.
+func withSection(t testing.TB, name string, desc []byte) []byte {
+	t.Helper()
+	b, err := withDescriptorSection(fixture(t, name), desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// pluginFiles is a plugin directory holding the given module bytes by file name.
+func pluginFiles(t testing.TB, files map[string][]byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// goodDescriptor is what good.wasm's wc_describe returns, as EmbedDescriptor writes it.
+func goodDescriptor(t testing.TB) []byte {
+	t.Helper()
+	b, err := EmbedDescriptor(context.Background(), fixture(t, "good"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, ok := descriptorSection(b)
+	if !ok {
+		t.Fatal("EmbedDescriptor wrote no descriptor section")
+	}
+	return desc
+}
+
+// EmbedDescriptor writes what wc_describe returns; embedding again replaces the section rather than
+// adding a second one, and the module's other sections are kept.
+func TestEmbedDescriptor(t *testing.T) {
+	ctx := context.Background()
+	plain := fixture(t, "good")
+	once, err := EmbedDescriptor(ctx, plain, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, _ := descriptorSection(once)
+	if !bytes.Contains(desc, []byte(`"class":"test.fixture.SeqSourceConnector"`)) {
+		t.Errorf("section holds %q", desc)
+	}
+	if !bytes.HasPrefix(once, plain) {
+		t.Error("the module's own sections changed")
+	}
+	twice, err := EmbedDescriptor(ctx, once, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(once, twice) {
+		t.Errorf("embedding twice: %d bytes, once: %d", len(twice), len(once))
+	}
+	if _, err := EmbedDescriptor(ctx, fixture(t, "describe_error"), Config{}); err == nil || !strings.Contains(err.Error(), "descriptor unavailable") {
+		t.Errorf("a module whose wc_describe fails: %v", err)
+	}
+}
+
+// A module with a descriptor section is listed from it without being called: describe_error.wasm,
+// whose wc_describe fails, loads with good.wasm's section. Its plugins are those of the section,
+// listed before its compile (held back here) is done.
+func TestDescriptorSectionIsNotCalled(t *testing.T) {
+	dir := pluginFiles(t, map[string][]byte{"m.wasm": withSection(t, "describe_error", goodDescriptor(t))})
+	release := make(chan struct{})
+	cfg := Config{PluginPath: []string{dir}}
+	cpu := newWatchedBound(cfg, func([]byte) error { <-release; return nil })
+	h, _ := newTestHostBound(t, cfg, cpu)
+	defer close(release)
+	if errs := h.LoadErrors(); len(errs) > 0 {
+		t.Fatalf("load errors: %v", errs)
+	}
+	if n := len(h.Plugins()); n != 3 {
+		t.Errorf("%d plugins, want good.wasm's 3: %q", n, pluginNames(h.Plugins()))
+	}
+}
+
+// A module described from its section runs as one described by calling: the compile finds its
+// _initialize (good.wasm traps if it is not called first), and a restart takes the descriptor
+// from the cache.
+func TestDescriptorSectionModuleRuns(t *testing.T) {
+	ctx := context.Background()
+	b, err := EmbedDescriptor(ctx, fixture(t, "good"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{PluginPath: []string{pluginFiles(t, map[string][]byte{"good.wasm": b})}, CacheDir: t.TempDir()}
+	for _, run := range []string{"cold", "warm"} {
+		h, _ := newTestHost(t, cfg)
+		s := h.NewSession(Env{Connector: "c1", Task: 0})
+		task, err := s.Open(ctx, mustResolve(t, h, "SeqSource"), wire.RoleTask, map[string]string{"topic": "t"})
+		if err != nil {
+			t.Fatalf("%s: open: %v", run, err)
+		}
+		if recs, err := task.Poll(ctx); err != nil || len(recs) != 2 {
+			t.Errorf("%s: poll: %d records, %v", run, len(recs), err)
+		}
+		s.Close(ctx)
+		h.Close(ctx)
+	}
+}
+
+// The shape of a module described from its section is checked when it compiles: one that lacks
+// an export is listed at first, then dropped with the message a module refused at load gets.
+func TestDescriptorSectionShapeCheckedAtCompile(t *testing.T) {
+	dir := pluginFiles(t, map[string][]byte{"m.wasm": withSection(t, "missing_export", goodDescriptor(t))})
+	h, _ := newTestHost(t, Config{PluginPath: []string{dir}})
+	h.compiling.Wait()
+	errs := h.LoadErrors()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "not a wasmconnect ABI v1 module: missing export wc_call") {
+		t.Errorf("load errors: %v", errs)
+	}
+	if ps := h.Plugins(); len(ps) != 0 {
+		t.Errorf("plugins of a module that failed its shape check: %q", pluginNames(ps))
+	}
+}
+
+// A section whose descriptor is invalid refuses the module, naming the section.
+func TestInvalidDescriptorSection(t *testing.T) {
+	dir := pluginFiles(t, map[string][]byte{"m.wasm": withSection(t, "good", []byte(`{"abi":2,"plugins":[]}`))})
+	h, _ := newTestHost(t, Config{PluginPath: []string{dir}})
+	errs := h.LoadErrors()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "custom section wasmconnect.descriptor: descriptor declares abi 2") {
+		t.Errorf("load errors: %v", errs)
+	}
+}
+
+// Inspect reports what the module's code does, not what its section says.
+func TestInspectIgnoresTheSection(t *testing.T) {
+	dir := pluginFiles(t, map[string][]byte{"m.wasm": withSection(t, "describe_error", goodDescriptor(t))})
+	info, err := Inspect(context.Background(), filepath.Join(dir, "m.wasm"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info.Problem, "descriptor unavailable") || len(info.Plugins) != 0 {
+		t.Errorf("problem %q, plugins %q", info.Problem, pluginNames(info.Plugins))
+	}
+}
+
+// Bytes whose sections do not parse have no descriptor section; the compiler refuses them.
+func TestDescriptorSectionOfBrokenBytes(t *testing.T) {
+	good := withSection(t, "good", []byte(`{}`))
+	for _, b := range [][]byte{nil, []byte("\x00asm\x01\x00\x00\x00\x00\xff"), good[:len(good)-1]} {
+		if _, ok := descriptorSection(b); ok {
+			t.Errorf("a section found in %q", b)
+		}
+	}
+	if slices.Equal(good, fixture(t, "good")) {
+		t.Error("no section was added")
+	}
+}
+
+// Check compares a module's descriptor section with what its wc_describe returns.
+func TestCheckComparesTheSection(t *testing.T) {
+	other, err := withDescriptorSection(fixture(t, "misbehave"), goodDescriptor(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := EmbedDescriptor(context.Background(), fixture(t, "good"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := pluginFiles(t, map[string][]byte{"same.wasm": embedded, "other.wasm": other})
+	for file, problem := range map[string]bool{"same.wasm": false, "other.wasm": true} {
+		steps, err := Check(context.Background(), filepath.Join(dir, file), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(steps, func(s CheckStep) bool { return s.Name == "descriptor section" })
+		if i < 0 || (steps[i].Problem != "") != problem {
+			t.Errorf("%s: steps %+v, want a descriptor section step with a problem: %v", file, steps, problem)
+		}
+	}
+}
