@@ -576,6 +576,23 @@ func BenchmarkJsonConverterFromConnectLines(b *testing.B) {
 	}
 }
 
+// The same lines after the bench table's chain (HoistField$Value field=line, InsertField$Value
+// static.field=origin): structs with a schema, which JsonConverter checks the payload against
+// before it writes it; next to lines, a run of both shows what the chain adds to the conversion.
+//
+//	go test -run '^$' -bench 'FromConnect(Lines|Hoisted)' -benchmem ./plugins/converters/
+func BenchmarkJsonConverterFromConnectHoisted(b *testing.B) {
+	schema := []byte(`{"type":"struct","fields":[{"type":"string","optional":false,"field":"line"},{"type":"string","optional":true,"field":"origin"}],"optional":false}`)
+	values := make([]wire.TopicData, 1000)
+	for i := range values {
+		values[i] = wire.TopicData{Topic: "lines", Value: wire.JSON(schema, []byte(`{"line":"`+strings.Repeat("x", 90)+`0123456789","origin":"bench"}`))}
+	}
+	benchBatch(b, "JsonConverter", map[string]string{"schemas.enable": "false"}, func(c *conv) error {
+		_, err := c.o.FromConnect(context.Background(), values)
+		return err
+	})
+}
+
 func BenchmarkJsonConverterToConnectStruct(b *testing.B) {
 	in := []byte(`{"schema":` + personSchema + `,"payload":{"id":1,"name":"ann","tags":["a","b"],"counts":{"x":2}}}`)
 	values := make([]wire.TopicBytes, 1000)

@@ -11,6 +11,7 @@ use crate::base64;
 use crate::decimal::Unscaled;
 use crate::scan::{self, kind_of, Cursor, Str};
 use crate::schema::{Logical, Schema, Type};
+use wasmconnect::words::append_json_string;
 
 /// The JsonConverter settings that change how a payload is read or written.
 #[derive(Clone, Copy)]
@@ -46,7 +47,23 @@ pub struct Work {
 
 /// Checks `payload` against `s` and reports whether it is rewritten (see the module doc).
 pub fn check_with(s: &Schema, payload: &[u8], o: &Options, w: &mut Work) -> Result<bool, String> {
-    run(s, payload, o, false, w, &mut Vec::new())
+    check_spacing(s, payload, o, w).map(|c| c.rewritten)
+}
+
+/// What `check_spacing` learned of a payload.
+pub struct Checked {
+    /// Writing it again would say more than the text does (see the module doc).
+    pub rewritten: bool,
+    /// It has white space between its tokens: it is not compact.
+    pub spaced: bool,
+}
+
+/// `check_with`, and whether the payload is compact already, which spares a converter that
+/// writes it as it is the pass that compacts it.
+pub fn check_spacing(s: &Schema, payload: &[u8], o: &Options, w: &mut Work) -> Result<Checked, String> {
+    let mut p = Parser { c: Cursor::new(payload), o, emit: false, rewritten: false, w };
+    finish(&mut p, s, &mut Vec::new())?;
+    Ok(Checked { rewritten: p.rewritten, spaced: p.c.spaced })
 }
 
 /// `check_with` with buffers of its own.
@@ -68,12 +85,18 @@ pub fn canonical(s: &Schema, payload: &[u8], o: &Options) -> Result<Vec<u8>, Str
 
 fn run(s: &Schema, payload: &[u8], o: &Options, emit: bool, w: &mut Work, out: &mut Vec<u8>) -> Result<bool, String> {
     let mut p = Parser { c: Cursor::new(payload), o, emit, rewritten: false, w };
-    p.value(s, out).map_err(|e| e.text(o.root))?;
+    finish(&mut p, s, out)?;
+    Ok(p.rewritten)
+}
+
+/// Reads the whole payload of `p`.
+fn finish(p: &mut Parser, s: &Schema, out: &mut Vec<u8>) -> Result<(), String> {
+    p.value(s, out).map_err(|e| e.text(p.o.root))?;
     p.c.ws();
     if !p.c.at_end() {
         return Err(format!("invalid JSON payload: unexpected data after the JSON value at byte {}", p.c.i));
     }
-    Ok(p.rewritten)
+    Ok(())
 }
 
 /// What went wrong, and where: the path is collected on the way out of the parse, innermost step
@@ -240,7 +263,7 @@ impl<'a, 'w> Parser<'a, 'w> {
             Type::String if c == b'"' => {
                 let st = self.c.string(&mut self.w.scratch).map_err(plain)?;
                 if self.emit {
-                    scan::append_jackson_string(out, st.bytes());
+                    append_json_string(out, st.bytes());
                 }
                 return Ok(());
             }
@@ -448,7 +471,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                 let vstart = out.len();
                 if let Err(e) = self.value(values, out) {
                     let mut tmp = Vec::new();
-                    let mut q = Cursor { b: self.c.b, i: kstart };
+                    let mut q = Cursor { b: self.c.b, i: kstart, spaced: false };
                     let name = q.string(&mut tmp).map(|s| String::from_utf8_lossy(s.bytes()).into_owned()).unwrap_or_default();
                     return Err(e.at(Step::Name(name)));
                 }
@@ -481,7 +504,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                     out.push(b',');
                 }
                 first = false;
-                scan::append_jackson_string(out, &e.0);
+                append_json_string(out, &e.0);
                 out.push(b':');
                 out.extend_from_slice(&region[e.1..e.2]);
             }
@@ -543,7 +566,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                 if i > 0 {
                     out.push(b',');
                 }
-                scan::append_jackson_string(out, f.name.as_bytes());
+                append_json_string(out, f.name.as_bytes());
                 out.push(b':');
                 let (a, b) = spans[i].unwrap_or((0, 0));
                 out.extend_from_slice(&region[a..b]);
@@ -584,7 +607,7 @@ impl<'a, 'w> Parser<'a, 'w> {
 pub fn write_float(out: &mut Vec<u8>, f: f64, single: bool) {
     if !f.is_finite() {
         let s = if f.is_nan() { "NaN" } else if f > 0.0 { "+Inf" } else { "-Inf" };
-        scan::append_jackson_string(out, s.as_bytes());
+        append_json_string(out, s.as_bytes());
         return;
     }
     // Shortest round-trip digits and exponent: "-1.2345e6".

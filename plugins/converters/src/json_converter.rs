@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use wasmconnect::config::{get_bool, get_int};
 use wasmconnect::wire::{self, Data, TAG_JSON, TAG_NULL};
+use wasmconnect::words::{self, append_json_string};
 use wasmconnect::{Config, ConfigDef, ConfigType, Converter, Error, Importance, Info, Result};
 
 use crate::conform::{self, Options, Work};
@@ -97,7 +98,7 @@ impl JsonConverter {
     /// The parsed schema of `raw`, from the cache when it can.
     fn schema(&mut self, raw: &[u8]) -> std::result::Result<Rc<Cached>, String> {
         if let Some(c) = &self.last {
-            if scan::same(&c.raw, raw) {
+            if words::same(&c.raw, raw) {
                 return Ok(c.clone());
             }
         }
@@ -167,7 +168,7 @@ impl Converter for JsonConverter {
             Data::Null => Ok(false),
             Data::String(b) => {
                 self.open(out, STRING_SCHEMA);
-                scan::append_jackson_string(out, b);
+                append_json_string(out, b);
                 self.close(out);
                 Ok(true)
             }
@@ -200,12 +201,14 @@ impl Converter for JsonConverter {
                     Some((c, s)) => {
                         let o = self.options(true);
                         let failed = |e: String| Error::new(format!("Converting Kafka Connect data to byte[] failed: {}", e));
-                        let rewritten = conform::check_with(s, p, &o, &mut self.work).map_err(failed)?;
+                        let checked = conform::check_spacing(s, p, &o, &mut self.work).map_err(failed)?;
                         self.open(out, &c.compact);
-                        if rewritten {
+                        if checked.rewritten {
                             conform::write_canonical(s, p, &o, &mut self.work, out).map_err(failed)?;
-                        } else {
+                        } else if checked.spaced {
                             scan::compact(p, out);
+                        } else {
+                            out.extend_from_slice(p);
                         }
                     }
                 }
@@ -304,7 +307,7 @@ fn envelope<'a>(b: &'a [u8], last: Option<&[u8]>) -> Option<(&'a [u8], &'a [u8])
         c.ws();
         let start = c.i;
         match last {
-            Some(l) if is_schema && l.first() == Some(&b'{') && b.len() - start >= l.len() && scan::same(&b[start..start + l.len()], l) => c.i += l.len(),
+            Some(l) if is_schema && l.first() == Some(&b'{') && b.len() - start >= l.len() && words::same(&b[start..start + l.len()], l) => c.i += l.len(),
             _ => c.skip(&mut scratch).ok()?,
         }
         let v = &b[start..c.i];

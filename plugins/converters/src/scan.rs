@@ -1,6 +1,9 @@
 //! Byte-level JSON: a syntax check with the texts of Go's encoding/json (which the Go converters
-//! gave), compaction, a cursor with the payload parser's error texts, and strings written as
-//! Jackson writes them. Nothing here builds a tree or allocates per value.
+//! gave), compaction, and a cursor with the payload parser's error texts; the eight-bytes-a-step
+//! helpers and Jackson's string writing are the SDK's (wasmconnect::words), which the
+//! transformations share. Nothing here builds a tree or allocates per value.
+
+use wasmconnect::words::{plain_end, utf8_len, REPLACEMENT};
 
 /// JSON white space.
 pub fn is_ws(c: u8) -> bool {
@@ -325,43 +328,6 @@ pub fn go_quote_bytes(s: &[u8]) -> String {
     out
 }
 
-/// The length of the valid UTF-8 sequence at the start of `s`, or `None` if it starts with an
-/// invalid byte (Go's utf8.DecodeRune returning RuneError, 1).
-pub fn utf8_len(s: &[u8]) -> Option<usize> {
-    let cont = |i: usize, lo: u8, hi: u8| s.get(i).map_or(false, |&c| c >= lo && c <= hi);
-    let b0 = *s.first()?;
-    match b0 {
-        0x00..=0x7f => Some(1),
-        0xc2..=0xdf if cont(1, 0x80, 0xbf) => Some(2),
-        0xe0..=0xef => {
-            let (lo, hi) = match b0 {
-                0xe0 => (0xa0, 0xbf),
-                0xed => (0x80, 0x9f),
-                _ => (0x80, 0xbf),
-            };
-            if cont(1, lo, hi) && cont(2, 0x80, 0xbf) {
-                Some(3)
-            } else {
-                None
-            }
-        }
-        0xf0..=0xf4 => {
-            let (lo, hi) = match b0 {
-                0xf0 => (0x90, 0xbf),
-                0xf4 => (0x80, 0x8f),
-                _ => (0x80, 0xbf),
-            };
-            if cont(1, lo, hi) && cont(2, 0x80, 0xbf) && cont(3, 0x80, 0xbf) {
-                Some(4)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
-const REPLACEMENT: &[u8] = "\u{fffd}".as_bytes();
 
 /// Appends `s` to `out` as valid UTF-8, each run of invalid bytes replaced by one U+FFFD (Go's
 /// strings.ToValidUTF8).
@@ -386,111 +352,6 @@ pub fn append_valid_utf8(out: &mut Vec<u8>, mut s: &[u8]) {
     }
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// Whether any of the 8 bytes of `w` is below 0x20, a '"' or a '\\': a byte that ends or
-/// interrupts the plain text of a JSON string.
-#[inline]
-fn special(w: u64) -> bool {
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    let quote = has_zero(w ^ (ONES * b'"' as u64));
-    let backslash = has_zero(w ^ (ONES * b'\\' as u64));
-    (below_space | quote | backslash) != 0
-}
-
-/// `special`, or a byte that is not ASCII: what `append_jackson_string` cannot copy as it is.
-#[inline]
-fn needs_care(w: u64) -> bool {
-    special(w) || w & HIGH != 0
-}
-
-#[inline]
-fn word(b: &[u8], i: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[i..i + 8]);
-    u64::from_le_bytes(w)
-}
-
-/// Whether `a` and `b` are equal, comparing 8 bytes per step (memcmp is a byte loop in a guest).
-pub fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i + 8 <= a.len() {
-        if word(a, i) != word(b, i) {
-            return false;
-        }
-        i += 8;
-    }
-    a[i..] == b[i..]
-}
-
-/// The index of the first '"', '\\' or control character in `b` from `i` on (or `b.len()`),
-/// checking 8 bytes per step: in a wasm guest every loop iteration is paid for twice, once for
-/// the work and once for the CPU bound's fuel count.
-#[inline]
-pub fn plain_end(b: &[u8], mut i: usize) -> usize {
-    while i + 8 <= b.len() && !special(word(b, i)) {
-        i += 8;
-    }
-    while i < b.len() && b[i] != b'"' && b[i] != b'\\' && b[i] >= 0x20 {
-        i += 1;
-    }
-    i
-}
-
-/// Appends `s` to `out` as a JSON string, byte for byte as Jackson (Kafka's JsonConverter) writes
-/// it: only '"', '\\' and the control characters below U+0020 are escaped (\b \t \n \f \r short,
-/// the others as \u00XX with upper-case hex); everything else is copied, and each invalid UTF-8
-/// byte becomes U+FFFD, as it would once Java decoded the bytes to a String. Eight bytes are
-/// checked per step, so plain text costs little more than a copy.
-pub fn append_jackson_string(out: &mut Vec<u8>, s: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    out.reserve(s.len() + 2);
-    out.push(b'"');
-    let mut start = 0; // s[start..i] is still to be copied
-    let mut i = 0;
-    while i < s.len() {
-        if i + 8 <= s.len() && !needs_care(word(s, i)) {
-            i += 8;
-            continue;
-        }
-        let c = s[i];
-        if c >= 0x20 && c != b'"' && c != b'\\' && c < 0x80 {
-            i += 1;
-            continue;
-        }
-        if c >= 0x80 {
-            if let Some(n) = utf8_len(&s[i..]) {
-                i += n;
-                continue;
-            }
-            out.extend_from_slice(&s[start..i]);
-            out.extend_from_slice(REPLACEMENT);
-            i += 1;
-            start = i;
-            continue;
-        }
-        out.extend_from_slice(&s[start..i]);
-        match c {
-            b'"' | b'\\' => out.extend_from_slice(&[b'\\', c]),
-            0x08 => out.extend_from_slice(b"\\b"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            _ => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
-        }
-        i += 1;
-        start = i;
-    }
-    out.extend_from_slice(&s[start..]);
-    out.push(b'"');
-}
-
 /// The JSON type of the value that starts with `c`, as Jackson's JsonNodeType names it; `None` if
 /// no JSON value starts with `c`.
 pub fn kind_of(c: u8) -> Option<&'static str> {
@@ -511,17 +372,22 @@ pub fn kind_of(c: u8) -> Option<&'static str> {
 pub struct Cursor<'a> {
     pub b: &'a [u8],
     pub i: usize,
+    /// Whether `ws` has passed over any white space: a text read to its end without is compact
+    /// already, and is written as it is rather than compacted again.
+    pub spaced: bool,
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(b: &'a [u8]) -> Self {
-        Cursor { b, i: 0 }
+        Cursor { b, i: 0, spaced: false }
     }
 
     pub fn ws(&mut self) {
+        let start = self.i;
         while self.i < self.b.len() && is_ws(self.b[self.i]) {
             self.i += 1;
         }
+        self.spaced |= self.i != start;
     }
 
     pub fn peek(&self) -> Option<u8> {
@@ -842,13 +708,7 @@ mod tests {
     }
 
     #[test]
-    fn jackson() {
-        let mut out = Vec::new();
-        append_jackson_string(&mut out, "a\"b\\c\n\t\x01</>\u{2028}é and a longer tail of text".as_bytes());
-        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\n\\t\\u0001</>\u{2028}é and a longer tail of text\"");
-        let mut out = Vec::new();
-        append_jackson_string(&mut out, b"abcdefgh\xe2\x82ijklmnop\xff");
-        assert_eq!(String::from_utf8(out).unwrap(), "\"abcdefgh\u{fffd}\u{fffd}ijklmnop\u{fffd}\"");
+    fn valid_utf8() {
         let mut out = Vec::new();
         append_valid_utf8(&mut out, b"a\xff\xfeb\xe2\x82");
         assert_eq!(String::from_utf8(out).unwrap(), "a\u{fffd}b\u{fffd}");

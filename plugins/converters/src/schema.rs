@@ -8,71 +8,8 @@ use crate::conform::{self, Options};
 use crate::decimal::MAX_SCALE;
 use crate::scan::{self, Cursor, Dialect};
 
-/// A Connect schema type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    Float32,
-    Float64,
-    Boolean,
-    String,
-    Bytes,
-    Array,
-    Map,
-    Struct,
-}
-
-impl Type {
-    fn parse(s: &str) -> Option<Type> {
-        Some(match s {
-            "int8" => Type::Int8,
-            "int16" => Type::Int16,
-            "int32" => Type::Int32,
-            "int64" => Type::Int64,
-            "float" => Type::Float32,
-            "double" => Type::Float64,
-            "boolean" => Type::Boolean,
-            "string" => Type::String,
-            "bytes" => Type::Bytes,
-            "array" => Type::Array,
-            "map" => Type::Map,
-            "struct" => Type::Struct,
-            _ => return None,
-        })
-    }
-
-    /// Kafka's Schema.Type name, as error messages write it.
-    pub fn java_name(self) -> &'static str {
-        match self {
-            Type::Int8 => "INT8",
-            Type::Int16 => "INT16",
-            Type::Int32 => "INT32",
-            Type::Int64 => "INT64",
-            Type::Float32 => "FLOAT32",
-            Type::Float64 => "FLOAT64",
-            Type::Boolean => "BOOLEAN",
-            Type::String => "STRING",
-            Type::Bytes => "BYTES",
-            Type::Array => "ARRAY",
-            Type::Map => "MAP",
-            Type::Struct => "STRUCT",
-        }
-    }
-
-    /// How many bits an integer type has.
-    pub fn int_bits(self) -> Option<u32> {
-        match self {
-            Type::Int8 => Some(8),
-            Type::Int16 => Some(16),
-            Type::Int32 => Some(32),
-            Type::Int64 => Some(64),
-            _ => None,
-        }
-    }
-}
+/// A Connect schema type: the SDK's, whose JSON and Java names the converter's texts use.
+pub use wasmconnect::connect::Type;
 
 pub const DECIMAL_NAME: &str = "org.apache.kafka.connect.data.Decimal";
 pub const TIME_NAME: &str = "org.apache.kafka.connect.data.Time";
@@ -216,7 +153,7 @@ fn build(raw: &[u8], depth: usize) -> Result<Schema, String> {
         Some(t) => t,
         None => return Err("Schema must contain 'type' field".to_string()),
     };
-    let t = Type::parse(&typ).ok_or_else(|| format!("Unknown schema type: {}", typ))?;
+    let t = Type::from_json_name(&typ).ok_or_else(|| format!("Unknown schema type: {}", typ))?;
     let mut s = Schema { typ: t, optional: false, logical: Logical::None, fields: Vec::new(), index: None, items: None, keys: None, values: None, default: None };
     match t {
         Type::Array => {

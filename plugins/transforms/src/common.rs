@@ -4,7 +4,7 @@
 use std::rc::Rc;
 use wasmconnect::config::{split_list, ConfigDef, ConfigType, Importance};
 use wasmconnect::connect::{self, Schema, Struct, Value};
-use wasmconnect::{Config, Data, Error, Outcome, Record, Result};
+use wasmconnect::{Applied, Config, Data, Error, Outcome, Record, Result, Transformation};
 
 /// The key or the value of a record, for the $Key and $Value variants.
 #[derive(Clone, Copy)]
@@ -18,6 +18,14 @@ impl Operand {
             &r.key
         } else {
             &r.value
+        }
+    }
+
+    pub fn get_mut<'r, 'a>(self, r: &'r mut Record<'a>) -> &'r mut Data<'a> {
+        if self.key {
+            &mut r.key
+        } else {
+            &mut r.value
         }
     }
 
@@ -50,6 +58,13 @@ pub fn outcome<'a>(r: &Record<'a>, out: Record<'a>) -> Outcome<'a> {
     } else {
         Outcome::Record(out)
     }
+}
+
+/// `Transformation::apply_mut` as the SDK's default has it, for a transformation's own `apply_mut`
+/// to fall back on: `apply`'s outcome written over `r`.
+pub fn apply_over<'a>(t: &mut impl Transformation, r: &mut Record<'a>) -> Result<Applied> {
+    let o = t.apply(r)?;
+    Ok(o.write_over(r))
 }
 
 /// replace.null.with.default: whether a null field with a default reads as the default.

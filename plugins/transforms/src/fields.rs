@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use wasmconnect::config::{split_list, ConfigDef, ConfigType, Importance};
 use wasmconnect::connect::{self, Decimal, Field, Schema, Struct, Type, Value};
-use wasmconnect::{Config, Data, Error, Outcome, Record, Result, Transformation};
+use wasmconnect::{Applied, Config, Data, Error, Outcome, Record, Result, Transformation};
 
 pub fn insert_field_defs() -> Vec<ConfigDef> {
     vec![
@@ -75,6 +75,17 @@ pub fn hoist_field_defs() -> Vec<ConfigDef> {
 struct InsertSpec {
     name: String,
     optional: bool,
+    /// The name as the start of a JSON member, "name":, for the fast path.
+    member: Vec<u8>,
+}
+
+impl InsertSpec {
+    fn new(name: &str, optional: bool) -> InsertSpec {
+        let mut member = Vec::with_capacity(name.len() + 3);
+        connect::append_json_string(&mut member, name.as_bytes());
+        member.push(b':');
+        InsertSpec { name: name.to_string(), optional, member }
+    }
 }
 
 fn parse_insert_spec(v: Option<&String>) -> Option<InsertSpec> {
@@ -83,11 +94,11 @@ fn parse_insert_spec(v: Option<&String>) -> Option<InsertSpec> {
         return None;
     }
     Some(if let Some(n) = v.strip_suffix('?') {
-        InsertSpec { name: n.to_string(), optional: true }
+        InsertSpec::new(n, true)
     } else if let Some(n) = v.strip_suffix('!') {
-        InsertSpec { name: n.to_string(), optional: false }
+        InsertSpec::new(n, false)
     } else {
-        InsertSpec { name: v.to_string(), optional: true }
+        InsertSpec::new(v, true)
     })
 }
 
@@ -95,7 +106,10 @@ pub struct InsertField {
     op: Operand,
     nulls: NullPolicy,
     specs: InsertSpecs,
-    static_value: Option<String>,
+    /// static.value as the value inserted: null when unset.
+    static_value: Value,
+    /// A set static.value as JSON, which does not depend on the record.
+    static_json: Option<Vec<u8>>,
     cache: SchemaCache,
     /// Unit tests: never take the textual fast path.
     slow: bool,
@@ -137,44 +151,50 @@ impl InsertSpecs {
 
 impl InsertField {
     pub fn new(key: bool) -> InsertField {
-        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: None, cache: SchemaCache::default(), slow: false }
+        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, static_json: None, cache: SchemaCache::default(), slow: false }
     }
 
-    fn static_value(&self) -> Value {
-        self.static_value.clone().map(Value::String).unwrap_or(Value::Null)
-    }
-
-    /// The values to insert, in the order of the updated schema's new fields.
-    fn values(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool) -> Vec<(String, Value)> {
-        let mut vals = Vec::with_capacity(5);
+    /// The values to insert, in the order of the updated schema's new fields, each with its spec
+    /// and, when it does not depend on the record, its JSON.
+    fn each_value(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool, mut f: impl FnMut(&InsertSpec, &Value, Option<&[u8]>) -> Result<()>) -> Result<()> {
         if let Some(s) = &self.specs.topic {
-            vals.push((s.name.clone(), Value::String(r.topic.to_string())));
+            f(s, &Value::String(r.topic.to_string()), None)?;
         }
         if let Some(s) = &self.specs.partition {
-            vals.push((s.name.clone(), partition.clone()));
+            f(s, partition, None)?;
         }
         if let Some(s) = &self.specs.offset {
-            vals.push((s.name.clone(), Value::Int64(r.offset)));
+            f(s, &Value::Int64(r.offset), None)?;
         }
         if let Some(s) = &self.specs.ts {
-            let v = match timestamp {
-                Value::Int64(ms) if as_time => Value::Time(*ms),
-                v => v.clone(),
-            };
-            vals.push((s.name.clone(), v));
+            match timestamp {
+                Value::Int64(ms) if as_time => f(s, &Value::Time(*ms), None)?,
+                v => f(s, v, None)?,
+            }
         }
         if let Some(s) = &self.specs.static_f {
-            vals.push((s.name.clone(), self.static_value()));
+            f(s, &self.static_value, self.static_json.as_deref())?;
         }
+        Ok(())
+    }
+
+    /// `each_value` collected.
+    fn values(&self, r: &Record, partition: &Value, timestamp: &Value, as_time: bool) -> Vec<(String, Value)> {
+        let mut vals = Vec::with_capacity(5);
+        let _ = self.each_value(r, partition, timestamp, as_time, |spec, v, _| {
+            vals.push((spec.name.clone(), v.clone()));
+            Ok(())
+        });
         vals
     }
 
-    /// Inserts the fields into a struct payload as text when it can: the payload is a JSON object
-    /// of a struct schema and nulls need no defaults. It saves decoding and encoding every field of
-    /// every record, most of InsertField's cost; the result is what the struct path writes, up to the
-    /// order and spacing of the original fields. `None`: take the struct path.
-    fn append_fast<'a>(&mut self, r: &Record<'a>, partition: &Value, timestamp: &Value) -> Result<Option<Record<'a>>> {
-        let (schema, payload) = match self.op.get(r) {
+    /// The updated schema, its JSON and how many fields the original has, when the fields can be
+    /// inserted into the payload as text: the value is a JSON object of a struct schema and nulls
+    /// need no defaults. It saves decoding and encoding every field of every record, most of
+    /// InsertField's cost; the result is what the struct path writes, up to the order and spacing
+    /// of the original fields. `None`: take the struct path.
+    fn fast_plan(&mut self, d: &Data) -> Result<Option<(Rc<Schema>, Rc<[u8]>, usize)>> {
+        let (schema, payload) = match d {
             Data::Json { schema, payload } if !schema.is_empty() && !self.nulls.keep => (schema, payload),
             _ => return Ok(None),
         };
@@ -186,26 +206,73 @@ impl InsertField {
             Ok(Some(s)) if s.typ == Type::Struct => s,
             _ => return Ok(None),
         };
-        let fields = s.fields.len();
         let us = self.cache.get(&s, |s| self.specs.updated_schema(s))?;
         let raw = us.json().map_err(Error::new)?;
-        let vals = self.values(r, partition, timestamp, true);
-        let mut out = Vec::with_capacity(p.len() + 16 * vals.len() + 16);
-        out.extend_from_slice(&p[..p.len() - 1]);
-        let empty = trim(&p[1..p.len() - 1]).is_empty();
-        for (i, (name, v)) in vals.iter().enumerate() {
+        Ok(Some((us, raw, s.fields.len())))
+    }
+
+    /// Appends the inserted fields to `out`, the text of a JSON object without its closing brace
+    /// (`empty`: without members), and closes it.
+    fn append_fields(&self, out: &mut Vec<u8>, empty: bool, us: &Schema, fields: usize, r: &Record, partition: &Value, timestamp: &Value) -> Result<()> {
+        let mut i = 0;
+        self.each_value(r, partition, timestamp, true, |spec, v, json| {
             if !empty || i > 0 {
                 out.push(b',');
             }
             let f = &us.fields[fields + i];
-            connect::append_json_string(&mut out, name.as_bytes());
-            out.push(b':');
-            connect::append_field_json(&mut out, &f.name, &f.schema, v).map_err(Error::new)?;
-        }
+            i += 1;
+            out.extend_from_slice(&spec.member);
+            match json {
+                Some(j) => {
+                    out.extend_from_slice(j);
+                    Ok(())
+                }
+                None => connect::append_field_json(out, &f.name, &f.schema, v).map_err(Error::new),
+            }
+        })?;
         out.push(b'}');
-        let payload = out;
-        Ok(Some(self.op.with(r, Data::Json { schema: Cow::Owned(raw.to_vec()), payload: Cow::Owned(payload) })))
+        Ok(())
     }
+
+    /// The fast path of `apply` (see `fast_plan`): the record with the fields inserted as text.
+    fn append_fast<'a>(&mut self, r: &Record<'a>, partition: &Value, timestamp: &Value) -> Result<Option<Record<'a>>> {
+        let (us, raw, fields) = match self.fast_plan(self.op.get(r))? {
+            Some(plan) => plan,
+            None => return Ok(None),
+        };
+        let p = match self.op.get(r) {
+            Data::Json { payload, .. } => trim(payload),
+            _ => return Ok(None),
+        };
+        let mut out = Vec::with_capacity(p.len() + 16 * fields + 16);
+        out.extend_from_slice(&p[..p.len() - 1]);
+        let empty = trim(&p[1..p.len() - 1]).is_empty();
+        self.append_fields(&mut out, empty, &us, fields, r, partition, timestamp)?;
+        Ok(Some(self.op.with(r, Data::Json { schema: Cow::Owned(raw.to_vec()), payload: Cow::Owned(out) })))
+    }
+
+    /// The checks `apply` makes before it inserts anything; `Some`: its outcome without inserting.
+    fn precheck<'a>(&self, r: &Record) -> Result<Option<Outcome<'a>>> {
+        if self.op.is_null(r) {
+            return Ok(Some(Outcome::Unchanged));
+        }
+        if self.specs.offset.is_some() && !is_sink(r) {
+            return Err(Error::new(format!("Only SinkRecord supported for [{}], found: org.apache.kafka.connect.source.SourceRecord", INSERT_PURPOSE)));
+        }
+        Ok(None)
+    }
+
+    fn is_empty(&self) -> bool {
+        let s = &self.specs;
+        s.topic.is_none() && s.partition.is_none() && s.offset.is_none() && s.ts.is_none() && s.static_f.is_none()
+    }
+}
+
+/// The partition and timestamp of a record as InsertField inserts them.
+fn partition_and_timestamp(r: &Record) -> (Value, Value) {
+    let partition = if r.partition >= 0 { Value::Int32(r.partition) } else { Value::Null };
+    let timestamp = if r.timestamp >= 0 { Value::Int64(r.timestamp) } else { Value::Null };
+    (partition, timestamp)
 }
 
 pub fn trim(b: &[u8]) -> &[u8] {
@@ -223,19 +290,21 @@ impl Transformation for InsertField {
         self.specs.offset = parse_insert_spec(cfg.get("offset.field"));
         self.specs.ts = parse_insert_spec(cfg.get("timestamp.field"));
         self.specs.static_f = parse_insert_spec(cfg.get("static.field"));
-        self.static_value = cfg.get("static.value").cloned();
+        self.static_value = cfg.get("static.value").cloned().map(Value::String).unwrap_or(Value::Null);
+        // A string of a string field: what append_field_json writes for it, whatever the record.
+        self.static_json = cfg.get("static.value").map(|v| {
+            let mut j = Vec::with_capacity(v.len() + 2);
+            connect::append_json_string(&mut j, v.as_bytes());
+            j
+        });
         Ok(()) // like Kafka's, an InsertField without fields inserts nothing
     }
 
     fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
-        if self.op.is_null(r) {
-            return Ok(Outcome::Unchanged);
+        if let Some(o) = self.precheck(r)? {
+            return Ok(o);
         }
-        if self.specs.offset.is_some() && !is_sink(r) {
-            return Err(Error::new(format!("Only SinkRecord supported for [{}], found: org.apache.kafka.connect.source.SourceRecord", INSERT_PURPOSE)));
-        }
-        let partition = if r.partition >= 0 { Value::Int32(r.partition) } else { Value::Null };
-        let timestamp = if r.timestamp >= 0 { Value::Int64(r.timestamp) } else { Value::Null };
+        let (partition, timestamp) = partition_and_timestamp(r);
         if !self.slow {
             if let Some(out) = self.append_fast(r, &partition, &timestamp)? {
                 return Ok(outcome(r, out));
@@ -260,6 +329,40 @@ impl Transformation for InsertField {
         }
         let out = Struct { schema: us.clone(), values };
         Ok(outcome(r, self.op.encode(r, Some(&us), &Value::Struct(out))?))
+    }
+
+    /// In a chain, a payload the record owns (the one a HoistField before wrote, say) gets the
+    /// fields appended where it is, and its schema buffer takes the updated schema; anything else
+    /// goes through `apply`.
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+        let owned = matches!(self.op.get(r), Data::Json { payload: Cow::Owned(p), .. } if p.first() == Some(&b'{'));
+        if self.slow || !owned || self.is_empty() {
+            return apply_over(self, r);
+        }
+        if let Some(o) = self.precheck(r)? {
+            return Ok(o.write_over(r));
+        }
+        let (us, raw, fields) = match self.fast_plan(self.op.get(r))? {
+            Some(plan) => plan,
+            None => return apply_over(self, r),
+        };
+        let (partition, timestamp) = partition_and_timestamp(r);
+        // Taken out while the fields are written, which read the rest of the record.
+        let mut d = std::mem::take(self.op.get_mut(r));
+        let res = match &mut d {
+            Data::Json { schema, payload: Cow::Owned(p) } => {
+                let end = p.iter().rposition(|&c| c == b'}').expect("checked by fast_plan");
+                let empty = trim(&p[1..end]).is_empty();
+                p.truncate(end);
+                let schema = schema.to_mut();
+                schema.clear();
+                schema.extend_from_slice(&raw);
+                self.append_fields(p, empty, &us, fields, r, &partition, &timestamp)
+            }
+            _ => unreachable!("checked above"),
+        };
+        *self.op.get_mut(r) = d;
+        res.map(|()| Applied::Changed)
     }
 }
 
@@ -635,6 +738,8 @@ impl Transformation for ExtractField {
 pub struct HoistField {
     op: Operand,
     field: String,
+    /// {"<field>": , how a hoisted string's payload starts.
+    prefix: Vec<u8>,
     cache: SchemaCache,
     /// The struct schema of a hoisted string and its JSON.
     of_string: Option<Rc<[u8]>>,
@@ -642,7 +747,7 @@ pub struct HoistField {
 
 impl HoistField {
     pub fn new(key: bool) -> HoistField {
-        HoistField { op: Operand { key }, field: String::new(), cache: SchemaCache::default(), of_string: None }
+        HoistField { op: Operand { key }, field: String::new(), prefix: Vec::new(), cache: SchemaCache::default(), of_string: None }
     }
 
     fn schema_for(&mut self, s: &Rc<Schema>) -> Rc<Schema> {
@@ -656,9 +761,35 @@ impl HoistField {
     }
 }
 
+impl HoistField {
+    /// The struct {"<field>":"<text>"} of a hoisted string. Its payload has room for a field or
+    /// two more, which an InsertField after it in a chain appends in place.
+    fn hoist_string<'a>(&mut self, text: &[u8]) -> Result<Data<'a>> {
+        if self.of_string.is_none() {
+            let us = self.schema_for(&Schema::primitive(Type::String, false));
+            self.of_string = Some(us.json().map_err(Error::new)?);
+        }
+        let raw = self.of_string.as_deref().unwrap_or_default();
+        let mut payload = Vec::with_capacity(self.prefix.len() + text.len() + 3 + HOIST_ROOM);
+        payload.extend_from_slice(&self.prefix);
+        connect::append_json_string(&mut payload, text);
+        payload.push(b'}');
+        let mut schema = Vec::with_capacity(raw.len() + HOIST_ROOM);
+        schema.extend_from_slice(raw);
+        Ok(Data::Json { schema: Cow::Owned(schema), payload: Cow::Owned(payload) })
+    }
+}
+
+/// What a hoisted string's payload and schema buffers have spare: enough for a short field or two
+/// and the longer schema that an InsertField after a HoistField writes into them.
+const HOIST_ROOM: usize = 64;
+
 impl Transformation for HoistField {
     fn configure(&mut self, cfg: &Config) -> Result<()> {
         self.field = get(cfg, "field").to_string();
+        self.prefix = vec![b'{'];
+        connect::append_json_string(&mut self.prefix, self.field.as_bytes());
+        self.prefix.push(b':');
         Ok(())
     }
 
@@ -669,14 +800,7 @@ impl Transformation for HoistField {
                 let us = self.schema_for(&Schema::primitive(Type::String, false));
                 self.of_string = Some(us.json().map_err(Error::new)?);
             }
-            let raw = self.of_string.clone().unwrap_or_else(|| Rc::from(Vec::new()));
-            let mut payload = Vec::with_capacity(text.len() + self.field.len() + 8);
-            payload.push(b'{');
-            connect::append_json_string(&mut payload, self.field.as_bytes());
-            payload.push(b':');
-            connect::append_json_string(&mut payload, text);
-            payload.push(b'}');
-            return Ok(Outcome::Record(self.op.with(r, Data::Json { schema: Cow::Owned(raw.to_vec()), payload: Cow::Owned(payload) })));
+            return Ok(Outcome::Record(self.op.with(r, self.hoist_string(text)?)));
         }
         let (s, v) = decode(self.op.get(r))?;
         let s = match s {
@@ -689,6 +813,16 @@ impl Transformation for HoistField {
         };
         let us = self.schema_for(&s);
         Ok(outcome(r, self.op.encode(r, Some(&us), &Value::Struct(Struct { schema: us.clone(), values: vec![v] }))?))
+    }
+
+    /// A string is hoisted where it is, without a copy of the rest of the record.
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+        let d = match self.op.get(r) {
+            Data::String(text) => self.hoist_string(text)?,
+            _ => return apply_over(self, r),
+        };
+        *self.op.get_mut(r) = d;
+        Ok(Applied::Changed)
     }
 }
 

@@ -6,7 +6,7 @@ use crate::regex::{self, Piece, Regex};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use wasmconnect::config::{ConfigDef, Importance};
-use wasmconnect::{Config, Error, Outcome, Record, Result, Transformation};
+use wasmconnect::{Applied, Config, Error, Outcome, Record, Result, Transformation};
 
 pub fn regex_router_defs() -> Vec<ConfigDef> {
     vec![
@@ -75,6 +75,22 @@ impl RegexRouter {
     }
 }
 
+impl RegexRouter {
+    /// The new topic of a record of `topic`, None when it stays.
+    fn route(&mut self, topic: &str) -> Option<String> {
+        let (re, rep) = (self.re.as_ref(), &self.replacement);
+        self.routes.get(topic, |topic| {
+            let groups = re?.captures(topic)?;
+            let t = regex::expand(rep, topic, &groups);
+            if t == topic {
+                None
+            } else {
+                Some(t)
+            }
+        })
+    }
+}
+
 impl Transformation for RegexRouter {
     fn configure(&mut self, cfg: &Config) -> Result<()> {
         let re = Regex::new(get(cfg, "regex")).map_err(|e| Error::invalid_config("regex", get(cfg, "regex"), &format!("Invalid regex: {}", e)))?;
@@ -84,22 +100,23 @@ impl Transformation for RegexRouter {
     }
 
     fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
-        let (re, rep) = (self.re.as_ref(), &self.replacement);
-        let route = self.routes.get(&r.topic, |topic| {
-            let groups = re?.captures(topic)?;
-            let t = regex::expand(rep, topic, &groups);
-            if t == topic {
-                None
-            } else {
-                Some(t)
-            }
-        });
-        Ok(match route {
+        Ok(match self.route(&r.topic) {
             None => Outcome::Unchanged,
             Some(t) => {
                 let mut out = r.clone();
                 out.topic = Cow::Owned(t);
                 Outcome::Record(out)
+            }
+        })
+    }
+
+    /// Only the topic changes: the rest of the record is not copied.
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+        Ok(match self.route(&r.topic) {
+            None => Applied::Unchanged,
+            Some(t) => {
+                r.topic = Cow::Owned(t);
+                Applied::Changed
             }
         })
     }

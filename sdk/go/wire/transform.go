@@ -128,9 +128,11 @@ func decodeTransformEntries(b []byte, inputs []Record, what string, failedAlone 
 		alone = "failed or unchanged"
 	}
 	last, lastAlone := -1, false
+	// The names of the fields, for errors, made once rather than once per entry.
+	inputWhat, statusWhat := what+" input", what+" status"
 	for i := 0; i < n && d.Err() == nil; i++ {
-		in := int(d.U32(what + " input"))
-		st := TransformStatus(d.U8(what + " status"))
+		in := int(d.U32(inputWhat))
+		st := TransformStatus(d.U8(statusWhat))
 		if d.Err() != nil {
 			break
 		}

@@ -7,7 +7,7 @@
 //! offset and source partition and offset of a record are its input's at every step.
 
 use crate::error::{Error, Result};
-use crate::plugin::{Outcome, Predicate, Transformation};
+use crate::plugin::{Applied, Predicate, Transformation};
 use crate::wire::{self, Decoder, Record};
 
 /// Which part of a step a failure is about (sdk/ABI.md §5.8).
@@ -72,53 +72,64 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
     }
     let batch = &input[input.len() - d.remaining()..];
     let recs = wire::decode_records(batch)?;
-    let count = recs.len();
     let mut cur: Vec<Item> = recs.into_iter().enumerate().map(|(input, rec)| Item { input, rec, changed: false }).collect();
     let mut failures: Vec<Failure> = Vec::new();
+    // Each step changes the records where they are (Transformation::apply_mut) and marks the ones
+    // that leave the chain, which go at the end of the step: no record is moved or copied between
+    // steps. The predicate runs over the step's records before the transformation does, as with
+    // one TEST and one TRANSFORM call per step.
+    let (mut selected, mut gone) = (Vec::new(), Vec::new());
     for (si, step) in steps.iter().enumerate() {
         if cur.is_empty() {
             break;
         }
-        let mut selected = Vec::with_capacity(cur.len());
+        selected.clear();
+        selected.resize(cur.len(), true);
+        gone.clear();
+        gone.resize(cur.len(), false);
         if step.predicate != 0 {
             let p = objs.predicate(step.predicate).expect("checked above");
-            let mut kept = Vec::with_capacity(cur.len());
-            for it in cur {
+            for (i, it) in cur.iter().enumerate() {
                 match p.test(&it.rec) {
                     Err(e) if e.is_retriable() => return Err(e.context(format!("step {} predicate, record {}", si, it.input))),
-                    Err(err) => failures.push(Failure { input: it.input, step: si, stage: STAGE_PREDICATE, err }),
-                    Ok(m) => {
-                        selected.push(m != step.negate);
-                        kept.push(it);
+                    Err(err) => {
+                        failures.push(Failure { input: it.input, step: si, stage: STAGE_PREDICATE, err });
+                        gone[i] = true;
                     }
+                    Ok(m) => selected[i] = m != step.negate,
                 }
             }
-            cur = kept;
-        } else {
-            selected.resize(cur.len(), true);
         }
         let t = objs.transformation(step.transform).expect("checked above");
-        let mut next = Vec::with_capacity(cur.len());
-        for (it, sel) in cur.into_iter().zip(selected) {
-            if !sel {
-                next.push(it);
+        for (i, it) in cur.iter_mut().enumerate() {
+            if gone[i] || !selected[i] {
                 continue;
             }
-            match t.apply(&it.rec) {
+            // Not the transformation's to change, as with TRANSFORM (§5.6).
+            let (offset, source_partition, source_offset) = (it.rec.offset, it.rec.source_partition, it.rec.source_offset);
+            match t.apply_mut(&mut it.rec) {
                 Err(e) if e.is_retriable() => return Err(e.context(format!("step {}, record {}", si, it.input))),
-                Err(err) => failures.push(Failure { input: it.input, step: si, stage: STAGE_TRANSFORMATION, err }),
-                Ok(Outcome::Drop) => {}
-                Ok(Outcome::Unchanged) => next.push(it),
-                Ok(Outcome::Record(mut r)) => {
-                    // Not the transformation's to change, as with TRANSFORM (§5.6).
-                    r.offset = it.rec.offset;
-                    r.source_partition = it.rec.source_partition;
-                    r.source_offset = it.rec.source_offset;
-                    next.push(Item { input: it.input, rec: r, changed: true });
+                Err(err) => {
+                    failures.push(Failure { input: it.input, step: si, stage: STAGE_TRANSFORMATION, err });
+                    gone[i] = true;
+                }
+                Ok(Applied::Drop) => gone[i] = true,
+                Ok(Applied::Unchanged) => {}
+                Ok(Applied::Changed) => {
+                    it.rec.offset = offset;
+                    it.rec.source_partition = source_partition;
+                    it.rec.source_offset = source_offset;
+                    it.changed = true;
                 }
             }
         }
-        cur = next;
+        if gone.contains(&true) {
+            let mut i = 0;
+            cur.retain(|_| {
+                i += 1;
+                !gone[i - 1]
+            });
+        }
     }
     // Entries in input order: the records that came out and the failures, merged by input.
     failures.sort_by_key(|f| f.input);
@@ -149,6 +160,5 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
         wire::put_u32(out, 0);
         wire::put_u32(out, 0);
     }
-    let _ = count;
     Ok(())
 }

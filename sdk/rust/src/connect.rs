@@ -106,12 +106,14 @@ impl Type {
         !matches!(self, Type::Array | Type::Map | Type::Struct)
     }
 
-    fn int_bits(self) -> u32 {
+    /// How many bits an integer type has; `None` for the other types.
+    pub fn int_bits(self) -> Option<u32> {
         match self {
-            Type::Int8 => 8,
-            Type::Int16 => 16,
-            Type::Int32 => 32,
-            _ => 64,
+            Type::Int8 => Some(8),
+            Type::Int16 => Some(16),
+            Type::Int32 => Some(32),
+            Type::Int64 => Some(64),
+            _ => None,
         }
     }
 }
@@ -1093,65 +1095,7 @@ fn append_schemaless(dst: &mut Vec<u8>, v: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Appends `s` as a JSON string, byte for byte as Jackson writes it: only '"', '\\' and the control
-/// characters are escaped (\b \t \n \f \r short, the others \u00XX in uppercase hex); invalid UTF-8
-/// becomes U+FFFD.
-pub fn append_json_string(dst: &mut Vec<u8>, s: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    dst.push(b'"');
-    let mut start = 0;
-    let mut i = 0;
-    while i < s.len() {
-        let b = s[i];
-        if b >= 0x20 && b != b'"' && b != b'\\' && b < 0x80 {
-            i += 1;
-            continue;
-        }
-        if b >= 0x80 {
-            let n = utf8_len(&s[i..]);
-            if n > 0 {
-                i += n;
-                continue;
-            }
-            dst.extend_from_slice(&s[start..i]);
-            dst.extend_from_slice("\u{fffd}".as_bytes());
-            i += 1;
-            start = i;
-            continue;
-        }
-        dst.extend_from_slice(&s[start..i]);
-        match b {
-            b'"' | b'\\' => dst.extend_from_slice(&[b'\\', b]),
-            8 => dst.extend_from_slice(b"\\b"),
-            b'\t' => dst.extend_from_slice(b"\\t"),
-            b'\n' => dst.extend_from_slice(b"\\n"),
-            12 => dst.extend_from_slice(b"\\f"),
-            b'\r' => dst.extend_from_slice(b"\\r"),
-            _ => dst.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]),
-        }
-        i += 1;
-        start = i;
-    }
-    dst.extend_from_slice(&s[start..]);
-    dst.push(b'"');
-}
-
-/// The length of the valid UTF-8 sequence at the start of `s`, 0 if invalid.
-fn utf8_len(s: &[u8]) -> usize {
-    let n = match s[0] {
-        0xc2..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf4 => 4,
-        _ => return 0,
-    };
-    if s.len() < n {
-        return 0;
-    }
-    match std::str::from_utf8(&s[..n]) {
-        Ok(_) => n,
-        Err(_) => 0,
-    }
-}
+pub use crate::words::append_json_string;
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -1417,7 +1361,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
             Type::Int8 | Type::Int16 | Type::Int32 | Type::Int64 if c == b'-' || c.is_ascii_digit() => {
                 let (tok, is_int) = self.number()?;
-                let bits = s.typ.int_bits();
+                let bits = s.typ.int_bits().unwrap_or(64);
                 let lim = 1i128 << (bits - 1);
                 let parsed = if is_int { tok.parse::<i128>().ok().filter(|n| *n >= -lim && *n < lim) } else { None };
                 let n = match parsed {

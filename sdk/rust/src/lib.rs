@@ -24,6 +24,7 @@ pub mod host;
 pub mod json;
 pub mod plugin;
 pub mod text;
+pub mod words;
 pub mod wire;
 
 pub use config::{Config, ConfigDef, ConfigType, Errors, Importance};

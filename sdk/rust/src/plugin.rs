@@ -123,12 +123,48 @@ pub enum Outcome<'a> {
     Record(Record<'a>),
 }
 
+impl<'a> Outcome<'a> {
+    /// The outcome written over the record it is of, as `Transformation::apply_mut` has it.
+    pub fn write_over(self, record: &mut Record<'a>) -> Applied {
+        match self {
+            Outcome::Unchanged => Applied::Unchanged,
+            Outcome::Drop => Applied::Drop,
+            Outcome::Record(r) => {
+                *record = r;
+                Applied::Changed
+            }
+        }
+    }
+}
+
 /// A single message transform. An error fails this record alone (the connector's errors.tolerance
 /// decides), reported with its class (`Error::with_class`, DataException by default); a retriable
 /// error fails the whole batch, retriably.
 pub trait Transformation {
     fn configure(&mut self, cfg: &Config) -> Result<()>;
     fn apply<'a>(&mut self, record: &Record<'a>) -> Result<Outcome<'a>>;
+
+    /// `apply` on a record the caller owns, changed in place: what a chain (TRANSFORM_CHAIN) calls,
+    /// so that a step can extend the buffers the step before it wrote instead of copying them (an
+    /// InsertField after a HoistField appends to the payload the HoistField wrote). It must give
+    /// what `apply` gives; the default is `apply`'s outcome written over `record`. After an error,
+    /// `record` may be half changed: the caller drops it.
+    fn apply_mut<'a>(&mut self, record: &mut Record<'a>) -> Result<Applied> {
+        let o = self.apply(record)?;
+        Ok(o.write_over(record))
+    }
+}
+
+/// What `Transformation::apply_mut` did with its record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// The record is as it was.
+    Unchanged,
+    /// The record is dropped.
+    Drop,
+    /// The record was changed in place. Its offset and source partition and offset stay the
+    /// host's, as for `Outcome::Record`.
+    Changed,
 }
 
 /// Decides whether a transformation applies to a record. Errors as for `Transformation::apply`.
