@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -92,6 +93,32 @@ func TestSessionReportsEveryCall(t *testing.T) {
 	for _, m := range h.ModuleNames() {
 		if n := h.Instances(m); n != 0 {
 			t.Errorf("%s has %d instances after the session closed", m, n)
+		}
+	}
+}
+
+// TestPollIntoReusesTheCallersBuffers: PollInto copies the result into the buffer it is given and
+// decodes into the records it is given when they are large enough, with the same records as Poll.
+func TestPollIntoReusesTheCallersBuffers(t *testing.T) {
+	h, _ := newTestHost(t, Config{})
+	ctx := context.Background()
+	s := h.NewSession(Env{Connector: "c"})
+	plain, reusing := openTask(t, h, s, "SeqSource"), openTask(t, h, s, "SeqSource")
+	buf, recs := make([]byte, 0, 1<<20), make([]wire.Record, 0, 1<<12)
+	for range 2 {
+		want, err := plain.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, out, err := reusing.PollInto(ctx, buf, recs)
+		if err != nil || len(got) == 0 {
+			t.Fatalf("PollInto: %d records, %v", len(got), err)
+		}
+		if &out[:1][0] != &buf[:1][0] || &got[0] != &recs[:1][0] {
+			t.Fatal("PollInto did not use the buffers it was given")
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("PollInto returned %+v, Poll %+v", got, want)
 		}
 	}
 }

@@ -196,6 +196,12 @@ func (in *instance) close(ctx context.Context, cause error) {
 // copy of the result, so that nothing returned aliases guest memory. obs, if not nil, is told what
 // the call cost. Callers hold in.mu.
 func (in *instance) call(ctx context.Context, plugin string, obs PluginCalls, op wire.Op, handle int32, encode func([]byte) []byte) ([]byte, error) {
+	return in.callInto(ctx, plugin, obs, op, handle, encode, nil)
+}
+
+// callInto is call copying the result into dst's backing array when it is large enough, so that a
+// caller that reuses its buffer (the source loop's POLL results) does not allocate one per call.
+func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls, op wire.Op, handle int32, encode func([]byte) []byte, dst []byte) ([]byte, error) {
 	name := op.String()
 	if in.failed != nil {
 		return nil, &failedError{plugin: plugin, module: in.m.base, op: name, cause: in.failed}
@@ -221,7 +227,7 @@ func (in *instance) call(ctx context.Context, plugin string, obs PluginCalls, op
 	if err != nil {
 		return nil, err
 	}
-	return in.result(plugin, name, s[0])
+	return in.result(plugin, name, s[0], dst)
 }
 
 // observe reports a wc_call that reached the guest (invoke ran it, whether or not it trapped).
@@ -294,8 +300,9 @@ func (in *instance) alloc(ctx context.Context, plugin, op string, size uint32) (
 	return api.DecodeU32(in.stack[0]), nil
 }
 
-// result reads a packed result (sdk/ABI.md §2) out of guest memory.
-func (in *instance) result(plugin, op string, r uint64) ([]byte, error) {
+// result reads a packed result (sdk/ABI.md §2) out of guest memory into dst's backing array (nil:
+// a new one).
+func (in *instance) result(plugin, op string, r uint64, dst []byte) ([]byte, error) {
 	ptr, n, isErr, retriable := wire.UnpackResult(r)
 	if ptr == 0 && n == 0 && !isErr {
 		return nil, nil
@@ -312,5 +319,5 @@ func (in *instance) result(plugin, op string, r uint64) ([]byte, error) {
 		}
 		return nil, &GuestError{Plugin: plugin, Module: in.m.base, Op: op, Message: msg, Retriable: retriable}
 	}
-	return append([]byte(nil), b...), nil
+	return append(dst[:0], b...), nil
 }

@@ -229,7 +229,7 @@ func (h *Host) describe(ctx context.Context, m *module) ([]byte, error) {
 	if err := in.invoke(ctx, "", "wc_describe", in.mod.ExportedFunction("wc_describe"), stack); err != nil {
 		return nil, err
 	}
-	return in.result("", "wc_describe", stack[0])
+	return in.result("", "wc_describe", stack[0], nil)
 }
 
 // parseDescriptor checks a descriptor wc_describe returned and sets m.plugins from it.

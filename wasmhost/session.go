@@ -202,6 +202,11 @@ func checkRole(p Plugin, role wire.Role) error {
 
 // do runs op on o after checking that o's kind and role support it.
 func (o *Object) do(ctx context.Context, op wire.Op, kind wire.Kind, role wire.Role, encode func([]byte) []byte) ([]byte, error) {
+	return o.doInto(ctx, op, kind, role, encode, nil)
+}
+
+// doInto is do with the result copied into dst's backing array when it is large enough.
+func (o *Object) doInto(ctx context.Context, op wire.Op, kind wire.Kind, role wire.Role, encode func([]byte) []byte, dst []byte) ([]byte, error) {
 	if o.plugin.Kind != kind || o.role != role {
 		return nil, fmt.Errorf("wasmhost: plugin %q (%s %s) does not support %s, which is for %s %ss",
 			o.plugin.Name, o.plugin.Kind, o.role, op, kind, role)
@@ -211,7 +216,7 @@ func (o *Object) do(ctx context.Context, op wire.Op, kind wire.Kind, role wire.R
 	if o.closed {
 		return nil, fmt.Errorf("wasmhost: plugin %q %s on a closed object", o.plugin.Name, op)
 	}
-	return o.in.call(ctx, o.plugin.Name, o.obs, op, o.handle, encode)
+	return o.in.callInto(ctx, o.plugin.Name, o.obs, op, o.handle, encode, dst)
 }
 
 // TaskConfigs splits a connector's configuration into at most max task configurations.
@@ -233,15 +238,24 @@ func (o *Object) TaskConfigs(ctx context.Context, max int) ([]map[string]string,
 // Poll asks a source task for records. The records are decoded from a private copy of the result,
 // so they stay valid after later calls; none means nothing is available now.
 func (o *Object) Poll(ctx context.Context) ([]wire.Record, error) {
-	out, err := o.do(ctx, wire.OpPoll, wire.KindSource, wire.RoleTask, nil)
+	rs, _, err := o.PollInto(ctx, nil, nil)
+	return rs, err
+}
+
+// PollInto is Poll reusing the caller's buffers: the result is copied into buf's backing array and
+// decoded into recs' when they are large enough, else into new ones. It returns the records and
+// the buffer they alias (to pass again once the records are no longer used); with nothing
+// available the records are empty and buf is returned as it was.
+func (o *Object) PollInto(ctx context.Context, buf []byte, recs []wire.Record) ([]wire.Record, []byte, error) {
+	out, err := o.doInto(ctx, wire.OpPoll, wire.KindSource, wire.RoleTask, nil, buf)
 	if err != nil || len(out) == 0 {
-		return nil, err
+		return nil, buf, err
 	}
-	rs, err := wire.DecodeRecords(out)
+	rs, err := wire.DecodeRecordsInto(recs, out)
 	if err != nil {
-		return nil, malformed(o.in, o.plugin.Name, wire.OpPoll, err)
+		return nil, out, malformed(o.in, o.plugin.Name, wire.OpPoll, err)
 	}
-	return rs, nil
+	return rs, out, nil
 }
 
 // Commit tells a source task that offsets were stored; committed (partition JSON -> offset JSON)

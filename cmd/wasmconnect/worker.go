@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasmconnect/wasmconnect/hcl"
 	"github.com/wasmconnect/wasmconnect/runtime/config"
+	"github.com/wasmconnect/wasmconnect/runtime/memtune"
 	"github.com/wasmconnect/wasmconnect/runtime/node"
 )
 
@@ -52,6 +53,9 @@ func readWorkerProps(file string) (map[string]string, error) {
 // if set, runs once the worker serves requests; an error from it stops the worker.
 func serve(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode config.Mode, started func(*node.Node) error) error {
 	startPprof(log)
+	// A burst of records leaves its garbage on the heap until the next collection, which an idle
+	// worker may not run for minutes: give it back when the burst ends.
+	go memtune.Watch(ctx)
 	n, err := node.Start(ctx, cfg, log, mode)
 	if err != nil {
 		return err

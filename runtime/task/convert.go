@@ -1,6 +1,7 @@
 package task
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -50,20 +51,32 @@ func toConnect(ctx context.Context, c Converter, in []wire.TopicBytes) ([]wire.D
 
 type explicitPartitionKey struct{}
 
-// toKafkaRecord builds the record to produce for a converted source record.
-func toKafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
-	kr := &kgo.Record{Topic: r.Topic, Key: key, Value: value}
+// explicitPartition marks a record whose partition the plugin chose; one context for all of them,
+// as it carries nothing else.
+var explicitPartition = context.WithValue(context.Background(), explicitPartitionKey{}, true)
+
+// setKafkaRecord fills kr, a zero record, with a converted source record. The header values alias
+// r's unless own is set, which a batch whose POLL buffer is reused once it is converted needs:
+// the producer holds its records until they are acknowledged.
+func setKafkaRecord(kr *kgo.Record, r *wire.Record, key, value []byte, own bool) {
+	kr.Topic, kr.Key, kr.Value = r.Topic, key, value
 	if r.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(r.Timestamp)
 	}
 	if r.Partition >= 0 {
 		kr.Partition = r.Partition
-		kr.Context = context.WithValue(context.Background(), explicitPartitionKey{}, true)
+		kr.Context = explicitPartition
 	}
-	for _, h := range r.Headers {
-		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: headerBytes(h.Value)})
+	if len(r.Headers) > 0 {
+		kr.Headers = make([]kgo.RecordHeader, len(r.Headers))
+		for i, h := range r.Headers {
+			v := headerBytes(h.Value)
+			if own && v != nil {
+				v = bytes.Clone(v)
+			}
+			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: v}
+		}
 	}
-	return kr
 }
 
 // headerBytes serializes a header value as Kafka Connect's SimpleHeaderConverter does for the

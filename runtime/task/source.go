@@ -53,11 +53,14 @@ type Source struct {
 	acks   submitted
 	topics *topicSet // used by the produce stage only
 	// The stages after POLL, each on its own goroutine, as each calls into other plugin instances
-	// than the one before it: the transform chain (nil without one), then the converters and the
-	// producer.
-	transforms *stage[[]wire.Record]
-	produce    *stage[transformed]
-	produceMu  sync.Mutex // guards produceErr
+	// than the one before it or into the producer: the transform chain (nil without one), the
+	// converters, and handing the records to the producer.
+	transforms *stage[polledBatch]
+	convert    *stage[transformed]
+	produce    *stage[converted]
+	polls      *pollBuffers     // the memory of the batches in the pipeline, reused
+	convertIn  []wire.TopicData // the converters' input, used by the convert stage only
+	produceMu  sync.Mutex       // guards produceErr
 	produceErr error
 	// offsets that were committable but whose write failed; retried on the next flush.
 	unflushed map[string][]byte
@@ -78,6 +81,7 @@ func NewSource(cfg SourceConfig) *Source {
 		ctl:    newControl(cfg.Paused),
 		log:    cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
 		topics: newTopicSet(cfg.ActiveTopics),
+		polls:  newPollBuffers(),
 	}
 	if cfg.Transactions != nil {
 		s.txn = &txn{cfg: cfg.Transactions}
@@ -97,9 +101,10 @@ const (
 // Run moves data until ctx is cancelled (a graceful stop: outstanding records are flushed and
 // their offsets committed) or the task fails (the error is returned and reported as FAILED).
 //
-// POLL, the transform chain and the converters run as a pipeline: while the converters work on a
-// batch, the chain works on the next one and the plugin polls the one after, so a task moves as
-// fast as its slowest stage rather than the sum of them. Each stage takes batches in order and
+// POLL, the transform chain, the converters and the producer's Produce calls run as a pipeline:
+// while a batch is handed to the producer, the converters work on the next one, the chain on the
+// one after and the plugin polls the next, so a task moves as fast as its slowest stage rather
+// than the sum of them. Each stage takes batches in order and
 // holds at most a couple, so the order per partition is kept and a slow stage (or a producer whose
 // buffer is full) holds back the ones before it.
 func (s *Source) Run(ctx context.Context) error {
@@ -107,7 +112,8 @@ func (s *Source) Run(ctx context.Context) error {
 	// offset.flush.timeout.ms for it. A failed task abandons them.
 	stageCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
-	s.produce = startStage(stageCtx, s.convertAndProduce)
+	s.produce = startStage(stageCtx, s.produceConverted)
+	s.convert = startStage(stageCtx, s.convertAndSend)
 	if len(s.cfg.Chain) > 0 {
 		s.transforms = startStage(stageCtx, s.transformAndSend)
 	}
@@ -154,6 +160,9 @@ func (s *Source) closeStages() error {
 	if s.transforms != nil {
 		err = s.transforms.close()
 	}
+	if cerr := s.convert.close(); err == nil {
+		err = cerr
+	}
 	if perr := s.produce.close(); err == nil {
 		err = perr
 	}
@@ -170,17 +179,27 @@ func (s *Source) drainStages(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.convert.drain(ctx); err != nil {
+		return err
+	}
 	return s.produce.drain(ctx)
+}
+
+// polledBatch is a batch as POLL returned it, with the buffer it lives in (nil: not reused).
+type polledBatch struct {
+	recs []wire.Record
+	buf  *pollBuffer
 }
 
 // transformAndSend is the transform stage: the chain, then on to the converters. Without a chain
 // the loop does this itself, saving a hand-over per batch.
-func (s *Source) transformAndSend(ctx context.Context, polled []wire.Record) error {
-	t, err := s.transform(ctx, polled)
+func (s *Source) transformAndSend(ctx context.Context, polled polledBatch) error {
+	t, err := s.transform(ctx, polled.recs)
 	if err != nil {
 		return err
 	}
-	return s.produce.send(ctx, t)
+	t.buf = polled.buf
+	return s.convert.send(ctx, t)
 }
 
 // run polls until ctx is done or the task fails, and sends each batch down the pipeline with
@@ -253,7 +272,7 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 			lastFlush = time.Now()
 		}
 		polledAt := time.Now()
-		recs, err := s.cfg.Plugin.Poll(ctx)
+		recs, buf, err := s.polls.poll(ctx, s.cfg.Plugin)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -270,6 +289,7 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 		}
 		s.cfg.Metrics.SourcePolled(len(recs), time.Since(polledAt))
 		if len(recs) == 0 {
+			s.polls.release()
 			idle = min(max(idle*2, minIdle), maxIdle)
 			if !sleep(ctx, min(idle, time.Until(lastFlush.Add(s.cfg.FlushInterval))+time.Millisecond)) {
 				return nil
@@ -278,9 +298,9 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 		}
 		idle = 0
 		if s.transforms != nil {
-			err = s.transforms.send(stageCtx, recs)
+			err = s.transforms.send(stageCtx, polledBatch{recs, buf})
 		} else {
-			err = s.transformAndSend(stageCtx, recs)
+			err = s.transformAndSend(stageCtx, polledBatch{recs, buf})
 		}
 		if err != nil {
 			return err
@@ -294,6 +314,15 @@ type transformed struct {
 	recs   []wire.Record // what came out of the chain
 	origin []int         // recs[i] came from polled[origin[i]]
 	failed []failure     // records the chain failed, reported with the converters' failures
+	buf    *pollBuffer   // what polled lives in, reused once the batch is converted (nil: not)
+}
+
+// converted is a batch after the converters: what goes to the producer.
+type converted struct {
+	transformed
+	bad          []bool // the records that failed, not produced
+	keys, values [][]byte
+	produced     int // how many are produced
 }
 
 // transform runs a polled batch through the transform chain.
@@ -308,20 +337,26 @@ func (s *Source) transform(ctx context.Context, polled []wire.Record) (transform
 	return transformed{polled: polled, recs: recs, origin: origin, failed: failed}, nil
 }
 
-// convertAndProduce converts a transformed batch and hands it to the producer. The batch's offsets
-// become committable once every record of it (and of every batch before it) has been acknowledged.
+// convertAndSend is the convert stage: it converts a transformed batch and sends it on to the
+// produce stage.
 //
 // A record that fails in the chain or a converter is handled by the error policy (skipped with
 // errors.tolerance=all, else the task fails). Its source offset still counts: the offsets of a
 // batch are those of every record polled.
-func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
+func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 	if err := s.failure(); err != nil {
 		return err
 	}
 	polled, recs, origin, failed := t.polled, t.recs, t.origin, t.failed
 	bad := make([]bool, len(recs))
 	convert := func(stage string, c Converter, field func(*wire.Record) wire.Data) ([][]byte, error) {
-		in := make([]wire.TopicData, len(recs))
+		if allNull(recs, field) {
+			// A null without a schema is null bytes for every converter (see fromConnect): the
+			// keys of a file source need no input built.
+			return make([][]byte, len(recs)), nil
+		}
+		in := reuse(&s.convertIn, len(recs))
+		defer clear(in) // the values alias the batch's buffer, which is reused
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}
@@ -362,16 +397,54 @@ func (s *Source) convertAndProduce(ctx context.Context, t transformed) error {
 			produced++
 		}
 	}
-	if s.txn != nil {
-		return s.produceInTransaction(ctx, func() error { return s.produceBatch(polled, recs, bad, keys, values, produced) })
+	return s.produce.send(ctx, converted{transformed: t, bad: bad, keys: keys, values: values, produced: produced})
+}
+
+// allNull reports whether field is null for every record.
+func allNull(recs []wire.Record, field func(*wire.Record) wire.Data) bool {
+	for i := range recs {
+		if field(&recs[i]).Tag != wire.TagNull {
+			return false
+		}
 	}
-	return s.produceBatch(polled, recs, bad, keys, values, produced)
+	return true
+}
+
+// produceConverted is the produce stage: it hands a converted batch's records to the producer,
+// in a transaction with exactly-once support. The batch's offsets become committable once every
+// record of it (and of every batch before it) has been acknowledged.
+func (s *Source) produceConverted(ctx context.Context, c converted) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	var err error
+	if s.txn != nil {
+		err = s.produceInTransaction(ctx, func() error { return s.produceBatch(c) })
+	} else {
+		err = s.produceBatch(c)
+	}
+	if err == nil {
+		// What the producer holds now is the converters' output and copies of the headers.
+		s.polls.put(c.buf)
+	}
+	return err
+}
+
+// reuse returns (*buf)[:n] zeroed, growing *buf first when it is shorter.
+func reuse[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	b := (*buf)[:n]
+	clear(b)
+	return b
 }
 
 // produceBatch hands a converted batch's records to the producer and tracks its offsets until
 // every record is acknowledged.
-func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, values [][]byte, produced int) error {
-	b := s.acks.submit(polled, produced)
+func (s *Source) produceBatch(c converted) error {
+	recs, bad, keys, values, produced := c.recs, c.bad, c.keys, c.values, c.produced
+	b := s.acks.submit(c.polled, produced)
 	s.cfg.Metrics.SourceSubmitted(produced)
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
@@ -382,6 +455,9 @@ func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, valu
 		s.cfg.Metrics.SourceRecordsWritten(1)
 		b.ack()
 	}
+	// One allocation for the batch's records rather than one each: the producer holds them until
+	// they are acknowledged, which happens for a batch about at once.
+	krs := make([]kgo.Record, produced)
 	for i := range recs {
 		r := &recs[i]
 		if bad[i] {
@@ -390,7 +466,9 @@ func (s *Source) produceBatch(polled, recs []wire.Record, bad []bool, keys, valu
 		if r.Topic == "" {
 			return fmt.Errorf("task %s failed in TASK_POLL: the plugin returned a record without a topic", s.cfg.ID)
 		}
-		kr := toKafkaRecord(r, keys[i], values[i])
+		kr := &krs[0]
+		krs = krs[1:]
+		setKafkaRecord(kr, r, keys[i], values[i], c.buf != nil)
 		p := promise
 		if s.topics.first(r.Topic) {
 			// As Kafka's recordActiveTopic: a topic is active once a record was written to it. Only
@@ -424,6 +502,9 @@ func (s *Source) failure() error {
 	s.produceMu.Unlock()
 	if err == nil && s.transforms != nil {
 		err = s.transforms.failed()
+	}
+	if err == nil {
+		err = s.convert.failed()
 	}
 	if err == nil {
 		err = s.produce.failed()

@@ -153,9 +153,10 @@ func TestSourceFullProducerHoldsBackPoll(t *testing.T) {
 		cfg.Producer = loopClient(t, c, append(ProducerOpts(), kgo.MaxBufferedRecords(10))...)
 	})
 	time.Sleep(500 * time.Millisecond)
-	// Two batches in the producer's buffer, one blocked producing, stageDepth queued, one polled
-	// that waits.
-	const bound = 2 + 1 + stageDepth + 1
+	// Two batches in the producer's buffer, one blocked producing, stageDepth queued in front of
+	// the produce stage, one converted that waits, stageDepth queued in front of the converters,
+	// one polled that waits.
+	const bound = 2 + 1 + stageDepth + 1 + stageDepth + 1
 	polls, _ := plugin.counts()
 	t.Logf("polled %d batches while held", polls)
 	if polls > bound {

@@ -107,7 +107,7 @@ func TestSubmittedBatchWithoutOffsets(t *testing.T) {
 
 func TestExplicitPartitioner(t *testing.T) {
 	p := explicitOrKeyPartitioner{kgo.StickyKeyPartitioner(nil)}.ForTopic("t")
-	r := toKafkaRecord(&wire.Record{Topic: "t", Partition: 2, Timestamp: -1}, nil, []byte("v"))
+	r := kafkaRecord(&wire.Record{Topic: "t", Partition: 2, Timestamp: -1}, nil, []byte("v"))
 	if got := p.Partition(r, 4); got != 2 {
 		t.Fatalf("explicit partition 2 went to %d", got)
 	}
@@ -115,15 +115,15 @@ func TestExplicitPartitioner(t *testing.T) {
 		t.Fatal("an explicit partition must not move when it is down")
 	}
 	// Keyed records hash like Java's producer (murmur2): the same key, the same partition.
-	k1 := toKafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
-	k2 := toKafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
+	k1 := kafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
+	k2 := kafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
 	if p.Partition(k1, 8) != p.Partition(k2, 8) {
 		t.Fatal("same key, different partitions")
 	}
 }
 
 func TestHeadersRoundTrip(t *testing.T) {
-	r := toKafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: 1700000000000, Headers: []wire.Header{
+	r := kafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: 1700000000000, Headers: []wire.Header{
 		{Key: "s", Value: wire.String("text")}, {Key: "n", Value: wire.Null()}, {Key: "b", Value: wire.Bytes([]byte{0xff, 0})},
 	}}, nil, nil)
 	if r.Timestamp.UnixMilli() != 1700000000000 {
@@ -148,5 +148,27 @@ func TestProducerBuffersAtMostKafkasBufferMemory(t *testing.T) {
 	defer cl.Close()
 	if got := cl.OptValue(kgo.MaxBufferedBytes); got != int64(32<<20) {
 		t.Fatalf("producer buffers up to %v bytes, want %d", got, 32<<20)
+	}
+}
+
+// kafkaRecord is setKafkaRecord into a new record, with the headers aliasing r's.
+func kafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
+	kr := &kgo.Record{}
+	setKafkaRecord(kr, r, key, value, false)
+	return kr
+}
+
+// A batch whose POLL buffer is reused must not leave the producer with header values in it.
+func TestOwnedHeadersDoNotAliasThePollBuffer(t *testing.T) {
+	buf := []byte("value")
+	r := &wire.Record{Topic: "t", Partition: -1, Timestamp: -1, Headers: []wire.Header{{Key: "h", Value: wire.Bytes(buf)}, {Key: "n", Value: wire.Null()}}}
+	var kr kgo.Record
+	setKafkaRecord(&kr, r, nil, nil, true)
+	copy(buf, "XXXXX")
+	if got := string(kr.Headers[0].Value); got != "value" {
+		t.Fatalf("header value changed with the POLL buffer: %q", got)
+	}
+	if kr.Headers[1].Value != nil {
+		t.Fatalf("a null header became %q", kr.Headers[1].Value)
 	}
 }

@@ -177,10 +177,18 @@ func (d *Decoder) Record(r *Record) {
 const minRecordSize = 4 + 4 + 8 + 8 + 1 + 1 + 4 + 4 + 4
 
 // DecodeRecords decodes a record batch. The records' byte fields alias b.
-func DecodeRecords(b []byte) ([]Record, error) {
+func DecodeRecords(b []byte) ([]Record, error) { return DecodeRecordsInto(nil, b) }
+
+// DecodeRecordsInto decodes a record batch into dst's backing array when it is large enough (a
+// caller that polls in a loop reuses one), else into a new one. The records' byte fields alias b.
+func DecodeRecordsInto(dst []Record, b []byte) ([]Record, error) {
 	d := NewDecoder(b)
 	n := d.count("record batch", minRecordSize)
-	rs := make([]Record, n)
+	rs := dst[:0]
+	if cap(rs) < n {
+		rs = make([]Record, n)
+	}
+	rs = rs[:n]
 	for i := range rs {
 		d.Record(&rs[i])
 	}

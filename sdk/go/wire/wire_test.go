@@ -99,3 +99,22 @@ func FuzzDecodeRecords(f *testing.F) {
 		}
 	})
 }
+
+// DecodeRecordsInto decodes into the slice it is given when it is large enough, overwriting every
+// field of a record decoded there before, and into a new one when it is not.
+func TestDecodeRecordsInto(t *testing.T) {
+	old := Record{Topic: "old", Headers: []Header{{Key: "h"}}, SourceOffset: []byte("o")}
+	dst := []Record{old, old, old}
+	b := AppendRecords(nil, []Record{{Topic: "t", Partition: -1, Offset: -1, Timestamp: -1, Value: String("v")}})
+	out, err := DecodeRecordsInto(dst[:0], b)
+	if err != nil || len(out) != 1 || &out[0] != &dst[0] {
+		t.Fatalf("got %d records (%v), reused: %v", len(out), err, len(out) == 1 && &out[0] == &dst[0])
+	}
+	if r := out[0]; r.Topic != "t" || r.Headers != nil || len(r.SourceOffset) != 0 || string(r.Value.Bytes) != "v" {
+		t.Fatalf("a reused record kept old fields: %+v", r)
+	}
+	two := AppendRecords(nil, []Record{{Topic: "a"}, {Topic: "b"}})
+	if out, err := DecodeRecordsInto(dst[:0:1], two); err != nil || len(out) != 2 || out[1].Topic != "b" {
+		t.Fatalf("into a short slice: %+v, %v", out, err)
+	}
+}

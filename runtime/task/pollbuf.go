@@ -1,0 +1,104 @@
+package task
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// bufferedPoller is a SourcePlugin that can poll into buffers the task hands it (wasmhost.Object):
+// the result bytes are copied into buf and decoded into recs when they are large enough, and the
+// records alias the returned buffer. Without it, every POLL allocates a result copy and a record
+// slice, at a file source's rates the largest part of what the worker allocates.
+type bufferedPoller interface {
+	PollInto(ctx context.Context, buf []byte, recs []wire.Record) ([]wire.Record, []byte, error)
+}
+
+// pollBuffer is the memory one polled batch lives in: the copy of the POLL result and the records
+// decoded from it. It goes down the pipeline with its batch and back to the free list once the
+// batch was handed to the producer (which keeps the converters' outputs and copies of the
+// headers, see setKafkaRecord).
+type pollBuffer struct {
+	bytes []byte
+	recs  []wire.Record
+}
+
+// pollBuffers is a free list of pollBuffers, bounded by what the pipeline holds at once (one being
+// polled, stageDepth waiting in front of each of the three stages and one in each), so that a
+// steady stream of batches allocates none.
+type pollBuffers struct {
+	free chan *pollBuffer
+	// idle is set by release and cleared by get: the batches still in the pipeline when the task
+	// went idle are not kept either.
+	idle atomic.Bool
+}
+
+// maxKeptPollBuffer is the largest result buffer the free list keeps: a one-off huge batch is
+// not held for the task's lifetime.
+const maxKeptPollBuffer = 16 << 20
+
+func newPollBuffers() *pollBuffers {
+	return &pollBuffers{free: make(chan *pollBuffer, 3*(stageDepth+1)+1)}
+}
+
+// get returns a free buffer, or a new empty one.
+func (p *pollBuffers) get() *pollBuffer {
+	p.idle.Store(false)
+	select {
+	case b := <-p.free:
+		return b
+	default:
+		return &pollBuffer{}
+	}
+}
+
+// put returns b (nil: nothing) to the free list, or drops it when the list is full or b is huge.
+// Its records are cleared, so that a kept buffer does not keep headers or topic names reachable.
+func (p *pollBuffers) put(b *pollBuffer) {
+	if b == nil {
+		return
+	}
+	if cap(b.bytes) > maxKeptPollBuffer || p.idle.Load() {
+		return
+	}
+	clear(b.recs[:cap(b.recs)])
+	select {
+	case p.free <- b:
+	default:
+	}
+}
+
+// release drops every free buffer: a task that has gone idle holds no batch memory, whatever it
+// moved before (the next batches allocate them again).
+func (p *pollBuffers) release() {
+	p.idle.Store(true)
+	for {
+		select {
+		case <-p.free:
+		default:
+			return
+		}
+	}
+}
+
+// poll runs POLL, into a buffer from the free list when the plugin supports it. The returned
+// buffer (nil without that support) is the batch's, to put back once the batch is converted.
+func (p *pollBuffers) poll(ctx context.Context, plugin SourcePlugin) ([]wire.Record, *pollBuffer, error) {
+	bp, ok := plugin.(bufferedPoller)
+	if !ok {
+		recs, err := plugin.Poll(ctx)
+		return recs, nil, err
+	}
+	b := p.get()
+	recs, buf, err := bp.PollInto(ctx, b.bytes, b.recs)
+	b.bytes = buf
+	if cap(recs) > cap(b.recs) {
+		b.recs = recs
+	}
+	if err != nil || len(recs) == 0 {
+		p.put(b) // before the caller's release, if it goes idle
+		return nil, nil, err
+	}
+	return recs, b, nil
+}

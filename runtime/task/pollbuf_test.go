@@ -1,0 +1,76 @@
+package task
+
+import (
+	"context"
+	"testing"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
+)
+
+// bufferPoller answers PollInto with n records into the buffers it is given, and notes them.
+type bufferPoller struct {
+	fakeSource
+	n        int
+	gotBytes [][]byte
+}
+
+func (p *bufferPoller) PollInto(_ context.Context, buf []byte, recs []wire.Record) ([]wire.Record, []byte, error) {
+	p.gotBytes = append(p.gotBytes, buf)
+	if p.n == 0 {
+		return nil, buf, nil
+	}
+	buf = append(buf[:0], "value"...)
+	if cap(recs) < p.n {
+		recs = make([]wire.Record, p.n)
+	}
+	recs = recs[:p.n]
+	for i := range recs {
+		recs[i] = wire.Record{Topic: "t", Value: wire.Bytes(buf)}
+	}
+	return recs, buf, nil
+}
+
+func TestPollBuffersReuseAndRelease(t *testing.T) {
+	ctx := context.Background()
+	p := newPollBuffers()
+	plugin := &bufferPoller{n: 3}
+	recs, b, err := p.poll(ctx, plugin)
+	if err != nil || len(recs) != 3 || b == nil {
+		t.Fatalf("poll: %d records, buffer %v, %v", len(recs), b, err)
+	}
+	p.put(b)
+	if b.recs[0].Topic != "" {
+		t.Fatal("a returned buffer keeps its records' fields reachable")
+	}
+	// The next POLL gets the returned buffer.
+	if _, b2, _ := p.poll(ctx, plugin); b2 != b || cap(plugin.gotBytes[1]) == 0 {
+		t.Fatalf("the returned buffer was not reused: %p, %p", b2, b)
+	}
+	// A batch still in the pipeline when the task goes idle is dropped when it comes back.
+	plugin.n = 0
+	if recs, b3, _ := p.poll(ctx, plugin); recs != nil || b3 != nil {
+		t.Fatalf("an empty POLL returned %d records and buffer %v", len(recs), b3)
+	}
+	p.release()
+	p.put(b)
+	if len(p.free) != 0 {
+		t.Fatalf("%d buffers kept by an idle task", len(p.free))
+	}
+}
+
+func TestPollBuffersDoNotKeepHugeOnes(t *testing.T) {
+	p := newPollBuffers()
+	p.put(&pollBuffer{bytes: make([]byte, 0, maxKeptPollBuffer+1)})
+	if len(p.free) != 0 {
+		t.Fatal("a one-off huge buffer was kept")
+	}
+}
+
+// A plugin without PollInto polls as before, and its batches have no buffer to return.
+func TestPollBuffersPlainPlugin(t *testing.T) {
+	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "x")}}}}
+	recs, b, err := newPollBuffers().poll(context.Background(), plugin)
+	if err != nil || len(recs) != 1 || b != nil {
+		t.Fatalf("got %d records, buffer %v, %v", len(recs), b, err)
+	}
+}
