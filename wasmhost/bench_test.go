@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
 	"github.com/wasmconnect/wasmconnect/runtime/metrics"
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
@@ -20,19 +17,6 @@ import (
 )
 
 const benchBatch = 1000
-
-// unbounded is no CPU bound at all. It is unsafe for untrusted guests and exists for the
-// benchmarks only: the difference to "deadline" is what the interim CPU bound costs, and so what a
-// cheaper mechanism (fuel) can win back.
-type unbounded struct{}
-
-func (unbounded) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig { return rc }
-func (unbounded) prepare(b []byte) ([]byte, error)                       { return b, nil }
-func (unbounded) setup(context.Context, wazero.Runtime) error            { return nil }
-func (unbounded) release(api.Module)                                     {}
-func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, func() uint64) {
-	return ctx, func() uint64 { return 0 }
-}
 
 // forEachBound runs fn as a sub-benchmark per CPU bound, with a session of a fresh host.
 func forEachBound(b *testing.B, fn func(b *testing.B, h *Host, s *Session)) {
@@ -131,8 +115,8 @@ func BenchmarkCall(b *testing.B) {
 
 // BenchmarkBuiltinSourceBound is the built-in FileStreamSource (a Go guest, built from
 // plugins/file) reading 100,000 lines of 100 bytes through the boundary as a task polls it
-// (batch.size 2000), with the fuel bound and with none: what the CPU bound costs on a real plugin.
-// make bench reads its records/s into the table.
+// (batch.size 2000), with the fuel bound and with none: what the CPU bound costs on one plugin call
+// (make bench measures it on the worker's whole pipeline).
 //
 //	go test -run '^$' -bench BuiltinSourceBound -count 3 ./wasmhost/
 func BenchmarkBuiltinSourceBound(b *testing.B) {

@@ -55,3 +55,15 @@ func (d deadlineBound) start(ctx context.Context, _ api.Module) (context.Context
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	return ctx, func() uint64 { cancel(); return 0 }
 }
+
+// unbounded is no CPU bound at all (Config.NoCPUBound): the benchmarks' baseline for what a bound
+// costs. Nothing stops a call that never returns.
+type unbounded struct{}
+
+func (unbounded) configure(rc wazero.RuntimeConfig) wazero.RuntimeConfig { return rc }
+func (unbounded) prepare(b []byte) ([]byte, error)                       { return b, nil }
+func (unbounded) setup(context.Context, wazero.Runtime) error            { return nil }
+func (unbounded) release(api.Module)                                     {}
+func (unbounded) start(ctx context.Context, _ api.Module) (context.Context, func() uint64) {
+	return ctx, func() uint64 { return 0 }
+}

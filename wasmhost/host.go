@@ -48,6 +48,12 @@ type Config struct {
 	// CallTimeout bounds one guest call; a call that runs longer is aborted and fails like a trap.
 	// Zero: DefaultCallTimeout.
 	CallTimeout time.Duration
+	// NoCPUBound runs guest calls without the fuel bound, for benchmarks and diagnostics only (the
+	// worker's plugin.cpu.bound=none): what the bound costs is then measurable on the real pipeline.
+	// Without it a call that never returns is never stopped (CallTimeout is not enforced) and, as
+	// compiled guest code reaches no Go preemption point, every garbage collection of the whole
+	// process waits for it.
+	NoCPUBound bool
 	// FSAllow lists the host directories plugins may see, each mounted at its own path. Every path
 	// is confined to its directory after symbolic links are resolved (see internal/rootfs), and only
 	// regular files and directories can be opened. None: the guest has no file system at all.
@@ -195,7 +201,11 @@ func newHost(ctx context.Context, cfg Config, opts hostOptions) (*Host, error) {
 	cfg.FSAllow = allow
 
 	cpu := opts.cpu
-	if cpu == nil {
+	switch {
+	case cpu != nil:
+	case cfg.NoCPUBound:
+		cpu = unbounded{}
+	default:
 		cpu = newFuelBound(cfg.CallTimeout, cfg.CacheDir)
 	}
 	h := &Host{

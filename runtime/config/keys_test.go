@@ -70,6 +70,7 @@ func TestEveryKeyIsRead(t *testing.T) {
 		"plugin.cache.dir":                        set("plugin.cache.dir", "/c"),
 		"plugin.memory.max.bytes":                 set("plugin.memory.max.bytes", "65536"),
 		"plugin.call.timeout.ms":                  set("plugin.call.timeout.ms", "1"),
+		"plugin.cpu.bound":                        set("plugin.cpu.bound", "none"),
 		"security.protocol":                       set("security.protocol", "SSL"),
 		"sasl.":                                   set("sasl.mechanism", "PLAIN"),
 		"ssl.":                                    set("ssl.truststore.type", "PEM"),

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/wasmconnect/wasmconnect/wasmhost/netgrant"
 )
@@ -17,6 +18,7 @@ var pluginKeys = []Key{
 	{Name: "plugin.cache.dir", Doc: "compiled-module cache (default: the user cache dir's wasmconnect)"},
 	{Name: "plugin.memory.max.bytes", Default: "268435456", Doc: "linear memory cap of each plugin instance"},
 	{Name: "plugin.call.timeout.ms", Default: "30000", Doc: "bound on one call into a plugin"},
+	{Name: "plugin.cpu.bound", Default: "fuel", Doc: "fuel (each call is bounded and checks in with the host) or none, for benchmarks and diagnostics only"},
 }
 
 func parsePlugins(p *parser, w *Worker) {
@@ -51,6 +53,13 @@ func parsePlugins(p *parser, w *Worker) {
 	}
 	w.PluginMemoryMax = uint64(p.intRange("plugin.memory.max.bytes", 1<<16, 1<<32))
 	w.PluginCallTimeout = p.millis("plugin.call.timeout.ms")
+	switch b := strings.ToLower(p.str("plugin.cpu.bound")); b {
+	case "fuel":
+	case "none":
+		w.PluginNoCPUBound = true
+	default:
+		p.fail("plugin.cpu.bound", b, "want fuel (the default) or none (no bound on a call's CPU time, for benchmarks and diagnostics only)")
+	}
 }
 
 func defaultCacheDir() string {

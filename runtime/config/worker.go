@@ -36,6 +36,10 @@ type Worker struct {
 	PluginCacheDir    string        // plugin.cache.dir: wazero compilation cache
 	PluginMemoryMax   uint64        // plugin.memory.max.bytes (256 MiB): linear memory cap per plugin instance
 	PluginCallTimeout time.Duration // plugin.call.timeout.ms (30000): bound on one call into a plugin
+	// PluginNoCPUBound is plugin.cpu.bound=none: guest calls run without the fuel bound, so neither
+	// plugin.call.timeout.ms nor the GC's need to stop the world can interrupt them. For measuring
+	// what the bound costs (make bench) and for diagnostics, never for production.
+	PluginNoCPUBound bool
 
 	PluginNetAllow netgrant.Grant // plugin.net.allow: TCP destinations plugins may connect to (none)
 

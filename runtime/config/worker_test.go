@@ -171,3 +171,27 @@ func TestExactlyOnceSourceSupport(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginCPUBound: the bound is on unless plugin.cpu.bound=none asks for a worker without it
+// (for benchmarks), and a typo fails rather than turning it off.
+func TestPluginCPUBound(t *testing.T) {
+	for value, noBound := range map[string]bool{"": false, "fuel": false, "None": true} {
+		props := sample()
+		if value != "" {
+			props["plugin.cpu.bound"] = value
+		}
+		w, err := Parse("w.properties", props, Distributed)
+		if err != nil {
+			t.Fatalf("plugin.cpu.bound=%q: %v", value, err)
+		}
+		if w.PluginNoCPUBound != noBound {
+			t.Errorf("plugin.cpu.bound=%q: PluginNoCPUBound %v, want %v", value, w.PluginNoCPUBound, noBound)
+		}
+	}
+	props := sample()
+	props["plugin.cpu.bound"] = "off"
+	const want = `invalid value "off" for plugin.cpu.bound: want fuel (the default) or none`
+	if _, err := Parse("w.properties", props, Distributed); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("plugin.cpu.bound=off: error %v, want %q", err, want)
+	}
+}

@@ -183,6 +183,7 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 		CacheDir:         cfg.PluginCacheDir,
 		MemoryLimitBytes: cfg.PluginMemoryMax,
 		CallTimeout:      cfg.PluginCallTimeout,
+		NoCPUBound:       cfg.PluginNoCPUBound,
 		FSAllow:          cfg.PluginFSAllow,
 		NetAllow:         cfg.PluginNetAllow,
 		CompileAfter:     n.compileAfter,
@@ -190,6 +191,9 @@ func (n *Node) loadPlugins(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("loading plugins: %w", err)
+	}
+	if cfg.PluginNoCPUBound {
+		n.log.Warn("plugin.cpu.bound=none: plugin calls run without a CPU bound; a call that never returns hangs its task and stalls the whole worker's garbage collector (for benchmarks and diagnostics only)")
 	}
 	n.log.Info("plugins loaded", "plugins", len(n.host.Plugins()), "modules_failed", len(n.host.LoadErrors()), "took", time.Since(start).Round(time.Millisecond))
 	// Hot reload: a module added, replaced or removed in plugin.path is picked up without a

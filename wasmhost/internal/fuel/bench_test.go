@@ -2,6 +2,9 @@ package fuel
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -125,4 +128,90 @@ func BenchmarkInstrument(b *testing.B) {
 			r.Close(context.Background())
 		}
 	})
+}
+
+// BenchmarkGCHoldSpin is how long a guest call that never returns on its own holds a
+// stop-the-world GC of the whole process: each op spins in a fresh instance until its 50 ms
+// deadline aborts it, while another goroutine runs runtime.GC without pause, and the benchmark
+// reports the longest time a GC waited for every goroutine to stop
+// (/sched/pauses/stopping/gc:seconds, the upper bound of its histogram bucket) as max-stop-ms.
+// Compiled guest code has no point where its goroutine can stop; the refill calls, about every
+// DefaultQuantum units, are such points. "go-loop" is the machine's own share: the same GC loop
+// while a Go loop spins for 50 ms and no guest runs. (Without fuel the GC would wait for the
+// spin forever.)
+//
+//	go test -run '^$' -bench GCHoldSpin -benchtime 20x -count 3 ./wasmhost/internal/fuel/
+func BenchmarkGCHoldSpin(b *testing.B) {
+	const spin = 50 * time.Millisecond
+	r := newRuntime(b, runtimeConfig(api.CoreFeaturesV2))
+	for _, g := range append(guests, guest{"wat", func(testing.TB) []byte { return spinModule }}) {
+		b.Run(g.name, func(b *testing.B) {
+			wasm := g.wasm(b)
+			start(b, r, api.CoreFeaturesV2, wasm, true) // compiles it, outside the measurement
+			var in *instance
+			whileCollecting(b, func() { in = start(b, r, api.CoreFeaturesV2, wasm, true) }, func() {
+				in.meter.Start(time.Now().Add(spin))
+				if _, err := in.call(b, context.Background(), "spin"); !errors.Is(err, ErrCPUBudgetExceeded) {
+					b.Fatalf("spin returned %v, want ErrCPUBudgetExceeded", err)
+				}
+			})
+		})
+	}
+	b.Run("go-loop", func(b *testing.B) {
+		whileCollecting(b, func() {}, func() {
+			for end := time.Now().Add(spin); time.Now().Before(end); {
+			}
+		})
+	})
+}
+
+// whileCollecting runs setup and then fn, b.N times, while another goroutine runs runtime.GC
+// without pause, and reports the longest time a stop-the-world GC waited for every goroutine to
+// stop during an fn as max-stop-ms (setup's own non-preemptible work, such as an instance's
+// memory initialisation, is not counted).
+func whileCollecting(b *testing.B, setup, fn func()) {
+	stop, collected := make(chan struct{}), make(chan struct{})
+	var longest float64
+	go func() {
+		defer close(collected)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		setup()
+		before := stoppingPauses()
+		b.StartTimer()
+		fn()
+		longest = max(longest, longestNew(before, stoppingPauses()))
+	}
+	close(stop)
+	<-collected
+	b.ReportMetric(longest*1000, "max-stop-ms")
+}
+
+// stoppingPauses reads the process's histogram of the time stop-the-world GCs waited for every
+// goroutine to stop.
+func stoppingPauses() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: "/sched/pauses/stopping/gc:seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64Histogram()
+}
+
+// longestNew is the upper bound, in seconds, of the highest bucket that counted a pause between
+// two readings of one histogram (0: none did).
+func longestNew(before, after *metrics.Float64Histogram) float64 {
+	for i := len(after.Counts) - 1; i >= 0; i-- {
+		if after.Counts[i] > before.Counts[i] {
+			return after.Buckets[i+1]
+		}
+	}
+	return 0
 }
