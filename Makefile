@@ -27,6 +27,8 @@ plugins: $(WASM)
 # Every built-in module carries its descriptor in a custom section (sdk/ABI.md §3.1), written by
 # wasmhost/pluginbuild/embeddescriptor, so that a worker lists its plugins without compiling it: a
 # cold start (empty plugin.cache.dir) is then REST-ready in ~0.1 s instead of ~1.2 s.
+# embeddescriptor is `wasmconnect plugin embed` in place (both wasmhost.EmbedDescriptorFile), a
+# command of its own so that the plugins need not wait for the whole worker to build.
 EMBED := build/tools/embeddescriptor
 
 $(EMBED): FORCE

@@ -161,7 +161,7 @@ func (c *checker) section(ps []Plugin) {
 	slices.SortFunc(m.plugins, byClass)
 	called := slices.SortedFunc(slices.Values(ps), byClass)
 	if !reflect.DeepEqual(m.plugins, called) {
-		c.fail("descriptor section", "the %s section does not say what wc_describe returns, and a worker lists the module from the section: write it again with embeddescriptor (sdk/ABI.md §3.1)", DescriptorSection)
+		c.fail("descriptor section", "the %s section does not say what wc_describe returns, and a worker lists the module from the section: write it again with wasmconnect plugin embed (sdk/ABI.md §3.1)", DescriptorSection)
 		return
 	}
 	c.pass("descriptor section", "%s says what wc_describe returns", DescriptorSection)

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 )
 
 // DescriptorSection is the name of the custom section that holds a module's descriptor: the exact
@@ -101,6 +103,10 @@ func withDescriptorSection(b, desc []byte) ([]byte, error) {
 // the descriptor in its descriptor section, replacing any it had. cfg's limits apply; its plugin
 // path and cache are ignored.
 func EmbedDescriptor(ctx context.Context, wasm []byte, cfg Config) ([]byte, error) {
+	// Bytes that are not sections are said to be so, rather than in the compiler's words.
+	if _, err := sections(wasm); err != nil {
+		return nil, err
+	}
 	cfg.PluginPath, cfg.CacheDir = nil, ""
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -117,4 +123,42 @@ func EmbedDescriptor(ctx context.Context, wasm []byte, cfg Config) ([]byte, erro
 		return nil, err
 	}
 	return withDescriptorSection(wasm, m.descriptor)
+}
+
+// EmbedDescriptorFile writes the module in the file in with its descriptor section (EmbedDescriptor)
+// to the file out, which may be in: `wasmconnect plugin embed` and the Makefile's embeddescriptor
+// are this function. out is written whole or not at all (a temporary file in its directory,
+// renamed over it), with in's permissions, so that a module that cannot be described, or a failed
+// write, leaves both files as they were and a worker watching out's directory never sees half a
+// module.
+func EmbedDescriptorFile(ctx context.Context, in, out string, cfg Config) error {
+	b, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(in)
+	if err != nil {
+		return err
+	}
+	embedded, err := EmbedDescriptor(ctx, b, cfg)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".embed-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(embedded); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), out)
 }

@@ -85,6 +85,57 @@ func TestEmbedDescriptor(t *testing.T) {
 	}
 }
 
+// EmbedDescriptorFile rewrites a module in place keeping its mode and leaving nothing else in the
+// directory, or writes another file leaving the input as it was; a module it cannot describe
+// leaves both files untouched.
+func TestEmbedDescriptorFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "good.wasm")
+	plain := fixture(t, "good")
+	if err := os.WriteFile(in, plain, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.wasm")
+	if err := EmbedDescriptorFile(ctx, in, out, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(in); !bytes.Equal(b, plain) {
+		t.Error("-o changed the input file")
+	}
+	embedded, _ := os.ReadFile(out)
+	if _, ok := descriptorSection(embedded); !ok {
+		t.Error("no descriptor section in the output file")
+	}
+	if err := EmbedDescriptorFile(ctx, in, in, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(in); !bytes.Equal(b, embedded) {
+		t.Error("in place: the file differs from the one written beside it")
+	}
+	if st, err := os.Stat(in); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("mode after embed: %v (%v), want 0640", st.Mode(), err)
+	}
+
+	bad := filepath.Join(dir, "bad.wasm")
+	badBytes := fixture(t, "describe_error")
+	if err := os.WriteFile(bad, badBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := EmbedDescriptorFile(ctx, bad, out, Config{}); err == nil {
+		t.Error("a module whose wc_describe fails was embedded")
+	}
+	if b, _ := os.ReadFile(bad); !bytes.Equal(b, badBytes) {
+		t.Error("a failed embed changed its input")
+	}
+	if b, _ := os.ReadFile(out); !bytes.Equal(b, embedded) {
+		t.Error("a failed embed changed its output file")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("the directory holds %d entries, want the three modules alone", len(entries))
+	}
+}
+
 // A module with a descriptor section is listed from it without being called: describe_error.wasm,
 // whose wc_describe fails, loads with good.wasm's section. Its plugins are those of the section,
 // listed before its compile (held back here) is done.

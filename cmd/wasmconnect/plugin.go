@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 var pluginCommands = []command{
 	{"inspect", "inspect FILE.wasm [--json]   kind, classes, version, ABI version, config definitions and imports of a module", runPluginInspect},
 	{"check", "check FILE.wasm [--json]     run a module through the ABI contract in a sandbox; exit 1 on a problem", runPluginCheck},
+	{"embed", "embed FILE.wasm [-o OUT]      write the module's descriptor section, so that a worker lists it without compiling it", runPluginEmbed},
 	{"new", "new --lang LANG NAME [--dir DIR] [--sdk DIR]   write a ready-to-build plugin skeleton with a test (" + strings.Join(templateLangs(), ", ") + ")", runPluginNew},
 }
 
@@ -41,22 +43,23 @@ func runPlugin(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown plugin command %q", args[0])
 }
 
-// moduleFlags parses FILE.wasm and the flags inspect and check share: the limits a worker would
-// apply (plugin.memory.max.bytes, plugin.call.timeout.ms).
-func moduleFlags(name string, args []string) (file string, cfg wasmhost.Config, asJSON bool, err error) {
+// moduleFlags parses FILE.wasm and the flags every command on one module shares: the limits a
+// worker would apply (plugin.memory.max.bytes, plugin.call.timeout.ms). define adds the command's
+// own flags; usage is what follows FILE.wasm in its usage line.
+func moduleFlags(name, usage string, args []string, define func(*flag.FlagSet)) (file string, cfg wasmhost.Config, err error) {
 	fs := newFlags("plugin " + name)
-	jsonOut := fs.Bool("json", false, "print JSON instead of text")
+	define(fs)
 	mem := fs.Uint64("memory-max-bytes", wasmhost.DefaultMemoryLimitBytes, "per-instance memory cap, as plugin.memory.max.bytes")
 	timeout := fs.Duration("call-timeout", wasmhost.DefaultCallTimeout, "bound of one guest call, as plugin.call.timeout.ms")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: wasmconnect plugin %s FILE.wasm [--json] [--memory-max-bytes N] [--call-timeout D]\n", name)
+		fmt.Fprintf(fs.Output(), "usage: wasmconnect plugin %s FILE.wasm %s [--memory-max-bytes N] [--call-timeout D]\n", name, usage)
 		fs.PrintDefaults()
 	}
 	// The file may come before or after the flags.
 	var rest []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
-			return "", cfg, false, err
+			return "", cfg, err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -66,13 +69,19 @@ func moduleFlags(name string, args []string) (file string, cfg wasmhost.Config, 
 	}
 	if len(rest) != 1 {
 		fs.Usage()
-		return "", cfg, false, fmt.Errorf("want one FILE.wasm, got %d arguments", len(rest))
+		return "", cfg, fmt.Errorf("want one FILE.wasm, got %d arguments", len(rest))
 	}
-	return rest[0], wasmhost.Config{MemoryLimitBytes: *mem, CallTimeout: *timeout}, *jsonOut, nil
+	return rest[0], wasmhost.Config{MemoryLimitBytes: *mem, CallTimeout: *timeout}, nil
+}
+
+// jsonFlag defines inspect's and check's --json.
+func jsonFlag(asJSON *bool) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) { fs.BoolVar(asJSON, "json", false, "print JSON instead of text") }
 }
 
 func runPluginInspect(ctx context.Context, args []string) error {
-	file, cfg, asJSON, err := moduleFlags("inspect", args)
+	var asJSON bool
+	file, cfg, err := moduleFlags("inspect", "[--json]", args, jsonFlag(&asJSON))
 	if err != nil {
 		return err
 	}
@@ -139,7 +148,8 @@ func printInfo(w io.Writer, info wasmhost.ModuleInfo) {
 }
 
 func runPluginCheck(ctx context.Context, args []string) error {
-	file, cfg, asJSON, err := moduleFlags("check", args)
+	var asJSON bool
+	file, cfg, err := moduleFlags("check", "[--json]", args, jsonFlag(&asJSON))
 	if err != nil {
 		return err
 	}
@@ -176,6 +186,27 @@ func runPluginCheck(ctx context.Context, args []string) error {
 	if !asJSON {
 		fmt.Printf("%s: %d checks passed in %v\n", file, len(steps), time.Since(start).Round(time.Millisecond))
 	}
+	return nil
+}
+
+// runPluginEmbed writes the descriptor section of sdk/ABI.md §3.1 into a module (in place, or to
+// -o OUT): what `make` of a plugin skeleton runs after building, as the repository's Makefile does
+// for the built-ins with embeddescriptor. Both are wasmhost.EmbedDescriptorFile.
+func runPluginEmbed(ctx context.Context, args []string) error {
+	var out string
+	file, cfg, err := moduleFlags("embed", "[-o OUT]", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&out, "o", "", "write the module with the section to OUT (default: rewrite FILE.wasm in place)")
+	})
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = file
+	}
+	if err := wasmhost.EmbedDescriptorFile(ctx, file, out, cfg); err != nil {
+		return fmt.Errorf("%s: %w (nothing was written)", file, err)
+	}
+	fmt.Printf("%s: wrote custom section %s (sdk/ABI.md §3.1)\n", out, wasmhost.DescriptorSection)
 	return nil
 }
 

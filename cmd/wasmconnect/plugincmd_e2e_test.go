@@ -2,10 +2,11 @@
 
 package main
 
-// End-to-end tests of wasmconnect plugin inspect and check, on the built-in plugins and on broken
-// and foreign modules.
+// End-to-end tests of wasmconnect plugin inspect, check, embed and new, on the built-in plugins and
+// on broken and foreign modules.
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -127,6 +128,76 @@ func TestPluginCheck(t *testing.T) {
 	}
 }
 
+// sectionMatches is plugin check's line for a module whose descriptor section says what its
+// wc_describe returns.
+const sectionMatches = "ok    descriptor section: wasmconnect.descriptor says what wc_describe returns"
+
+// plugin embed writes the descriptor section into a module without one, in place or to -o OUT,
+// and plugin check then finds it matching; a module it cannot describe is refused with the reason
+// and left as it was, with nothing else written.
+func TestPluginEmbed(t *testing.T) {
+	wat2wasm, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		pluginbuild.Missing(t, "wat2wasm", "apt-get install wabt")
+	}
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "good.wasm")
+	if out, err := exec.Command(wat2wasm, filepath.Join("..", "..", "wasmhost", "testdata", "good.wat"), "-o", plain).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm: %v\n%s", err, out)
+	}
+	out, _, _ := runCLI(t, "plugin", "check", plain)
+	if strings.Contains(out, "descriptor section") {
+		t.Fatalf("plugin check of a module without the section reports one:\n%s", out)
+	}
+	before, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	copied := filepath.Join(dir, "copy.wasm")
+	out, stderr, code := runCLI(t, "plugin", "embed", plain, "-o", copied)
+	if code != 0 || !strings.Contains(out, copied+": wrote custom section wasmconnect.descriptor") {
+		t.Fatalf("embed -o: exit %d: %s%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(plain); !bytes.Equal(b, before) {
+		t.Error("embed -o changed its input")
+	}
+	if out, _, _ := runCLI(t, "plugin", "check", copied); !strings.Contains(out, sectionMatches) {
+		t.Errorf("plugin check of the -o output lacks %q:\n%s", sectionMatches, out)
+	}
+	if out, stderr, code := runCLI(t, "plugin", "embed", plain); code != 0 || !strings.Contains(out, plain+": wrote") {
+		t.Fatalf("embed in place: exit %d: %s%s", code, out, stderr)
+	}
+	if out, _, _ := runCLI(t, "plugin", "check", plain); !strings.Contains(out, sectionMatches) {
+		t.Errorf("plugin check after embed in place lacks %q:\n%s", sectionMatches, out)
+	}
+
+	broken, _ := brokenModules(t)
+	modules, _ := os.ReadDir(broken)
+	for name, reason := range map[string]string{
+		"text.wasm":    "text.wasm: not a WebAssembly module (nothing was written)",
+		"command.wasm": "command.wasm: not a wasmconnect ABI v1 module: missing export wc_abi_version",
+	} {
+		file := filepath.Join(broken, name)
+		before, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{file}, {file, "-o", filepath.Join(broken, "out.wasm")}} {
+			out, stderr, code := runCLI(t, append([]string{"plugin", "embed"}, args...)...)
+			if code != 1 || !strings.Contains(stderr, reason) {
+				t.Errorf("embed %v: exit %d, want 1 and %q:\n%s%s", args, code, reason, out, stderr)
+			}
+		}
+		if b, _ := os.ReadFile(file); !bytes.Equal(b, before) {
+			t.Errorf("a refused embed changed %s", name)
+		}
+	}
+	if entries, _ := os.ReadDir(broken); len(entries) != len(modules) {
+		t.Errorf("%d entries after refused embeds, want the %d modules alone", len(entries), len(modules))
+	}
+}
+
 // plugin new writes a skeleton per language that builds, passes its own test and plugin check,
 // and, in Go, depends on the SDK module alone.
 func TestPluginNew(t *testing.T) {
@@ -153,13 +224,13 @@ func TestPluginNew(t *testing.T) {
 			}
 			// Both targets in one make, so that their independent steps (rust's native and wasm
 			// SDK libraries, say) run at once.
-			cmd := exec.Command("make", "-j2", "test", "my-upper.wasm")
+			cmd := exec.Command("make", "-j2", "test", "my-upper.wasm", "WASMCONNECT="+binary)
 			cmd.Dir = dir
 			if b, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("make test my-upper.wasm: %v\n%s", err, b)
 			}
 			out, stderr, code = runCLI(t, "plugin", "check", filepath.Join(dir, "my-upper.wasm"))
-			if code != 0 || !strings.Contains(out, "ok    TRANSFORMATION MyUpper: TRANSFORM of 2 records: 2 out") {
+			if code != 0 || !strings.Contains(out, "ok    TRANSFORMATION MyUpper: TRANSFORM of 2 records: 2 out") || !strings.Contains(out, sectionMatches) {
 				t.Fatalf("plugin check of the skeleton: exit %d:\n%s%s", code, out, stderr)
 			}
 			if lang == "go" {

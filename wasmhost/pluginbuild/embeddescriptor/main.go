@@ -3,17 +3,18 @@
 //
 //	embeddescriptor FILE.wasm...
 //
-// It describes each module by calling it in wazero's interpreter, as a worker does a module
-// without the section, and rewrites the file in place (atomically, keeping its mode), replacing a
-// section an earlier run wrote. The Makefile runs it on every built-in module it builds, and
-// pluginbuild on every module it builds for tests.
+// It is wasmhost.EmbedDescriptorFile in place on each file, as `wasmconnect plugin embed FILE` is:
+// the module is described by calling it in wazero's interpreter, as a worker does a module without
+// the section, and the file is rewritten atomically, keeping its mode and replacing a section an
+// earlier run wrote. The Makefile runs it on every built-in module it builds, and pluginbuild on
+// every module it builds for tests; this command, not bin/wasmconnect, because building it does not
+// build (or wait for) the whole worker.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/wasmconnect/wasmconnect/wasmhost"
 )
@@ -24,41 +25,9 @@ func main() {
 		os.Exit(2)
 	}
 	for _, file := range os.Args[1:] {
-		if err := embed(file); err != nil {
+		if err := wasmhost.EmbedDescriptorFile(context.Background(), file, file, wasmhost.Config{}); err != nil {
 			fmt.Fprintf(os.Stderr, "embeddescriptor %s: %v\n", file, err)
 			os.Exit(1)
 		}
 	}
-}
-
-func embed(file string) error {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	st, err := os.Stat(file)
-	if err != nil {
-		return err
-	}
-	out, err := wasmhost.EmbedDescriptor(context.Background(), b, wasmhost.Config{})
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".embeddescriptor-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
 }
