@@ -421,12 +421,10 @@ func (s *StatusStore) applyTask(r *kgo.Record, rest string, value []byte) error 
 	if err != nil {
 		return err
 	}
-	// KAFKA-12525: a worker that lost a task in a rebalance writes
-	// UNASSIGNED for it, possibly after the new owner wrote RUNNING in
-	// the same generation. That UNASSIGNED is stale.
-	if ok && st.State == StateUnassigned && cur.State == StateRunning && st.Generation <= cur.Generation {
+	if ok && staleUnassigned(st, cur) {
 		s.logger.Debug("ignoring stale UNASSIGNED task status", "connector", name, "task", task,
-			"generation", st.Generation, "running_generation", cur.Generation)
+			"generation", st.Generation, "worker_id", st.WorkerID,
+			"current_state", cur.State, "current_generation", cur.Generation, "current_worker_id", cur.WorkerID)
 		return nil
 	}
 	if s.tasks[name] == nil {
@@ -435,6 +433,26 @@ func (s *StatusStore) applyTask(r *kgo.Record, rest string, value []byte) error 
 	s.tasks[name][task] = st
 	s.recordChange(r, name, task, cur, ok, st)
 	return nil
+}
+
+// staleUnassigned reports whether st, an incoming task status, is an UNASSIGNED that says less
+// than cur, the one read before it. A worker writes UNASSIGNED only for a task it stops, so:
+//   - KAFKA-12525: a worker that lost the task in a rebalance writes UNASSIGNED, possibly after the
+//     new owner wrote RUNNING in the same generation; that UNASSIGNED is stale (Java's rule).
+//   - Beyond Java: an UNASSIGNED from another worker than the one whose status is current is stale
+//     whatever its generation. A worker paused (SIGSTOP, a long GC, a frozen VM) while its task moved
+//     on stops the task when it comes back and stamps UNASSIGNED with the generation it rejoined in,
+//     newer than the one the new owner reported RUNNING in; the new owner does not report again, so
+//     Java's rule would show the task UNASSIGNED for as long as it runs (found by TestChaos).
+//     The current status is the other worker's word about a task it ran later than this one did.
+func staleUnassigned(st, cur Status) bool {
+	if st.State != StateUnassigned || cur.State == StateUnassigned {
+		return false
+	}
+	if cur.WorkerID != st.WorkerID {
+		return true
+	}
+	return cur.State == StateRunning && st.Generation <= cur.Generation
 }
 
 func (s *StatusStore) applyTopic(rest string, value []byte) error {

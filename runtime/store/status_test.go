@@ -94,19 +94,33 @@ func TestStatusPutSafe(t *testing.T) {
 	}
 }
 
-// TestStatusStaleUnassigned checks KAFKA-12525: an UNASSIGNED task status
-// no newer than the cached RUNNING one is ignored when read.
+// TestStatusStaleUnassigned checks which UNASSIGNED task statuses are ignored when read: KAFKA-12525's
+// (another worker, same generation as the RUNNING one), one from a worker that was paused while its
+// task moved and comes back in a newer generation, and not the current owner's own.
 func TestStatusStaleUnassigned(t *testing.T) {
 	e := newEnv(t)
 	s := startStatusStore(t, e)
+	state := func() string { st, _ := s.Task("c", 0); return st.State }
 	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateRunning, WorkerID: "new-owner", Generation: 6}))
 	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 6}))
-	if st, _ := s.Task("c", 0); st.State != StateRunning {
-		t.Fatalf("stale UNASSIGNED applied: %+v", st)
+	if got := state(); got != StateRunning {
+		t.Fatalf("KAFKA-12525: the old owner's UNASSIGNED of the same generation applied: %s", got)
 	}
-	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 7}))
-	if st, _ := s.Task("c", 0); st.State != StateUnassigned {
-		t.Fatalf("newer UNASSIGNED ignored: %+v", st)
+	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 8}))
+	if got := state(); got != StateRunning {
+		t.Fatalf("a paused old owner's UNASSIGNED of a newer generation applied: %s", got)
+	}
+	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 6}))
+	if got := state(); got != StateRunning {
+		t.Fatalf("the owner's UNASSIGNED of the generation it reported RUNNING in applied: %s", got)
+	}
+	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 7}))
+	if got := state(); got != StateUnassigned {
+		t.Fatalf("the owner's own UNASSIGNED of a newer generation ignored: %s", got)
+	}
+	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateRunning, WorkerID: "old-owner", Generation: 9}))
+	if got := state(); got != StateRunning {
+		t.Fatalf("RUNNING after UNASSIGNED ignored: %s", got)
 	}
 }
 
