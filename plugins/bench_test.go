@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 	"github.com/wasmconnect/wasmconnect/wasmhost"
@@ -67,7 +68,7 @@ func BenchmarkBuiltinLoad(b *testing.B) {
 func BenchmarkBuiltinCall(b *testing.B) {
 	ctx := context.Background()
 	files := b.TempDir()
-	sess, src := fileSourceSession(b, files)
+	sess, src := fileSourceSession(b, files, nil)
 	task, err := sess.Open(ctx, src, wire.RoleTask, map[string]string{"file": filepath.Join(files, "in.txt"), "topic": "t"})
 	if err != nil {
 		b.Fatal(err)
@@ -94,7 +95,8 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 	if err := os.WriteFile(in, []byte(strings.Repeat(line, lines)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	sess, src := fileSourceSession(b, files)
+	var fuel fuelSum
+	sess, src := fileSourceSession(b, files, &fuel)
 	b.SetBytes(int64(lines * len(line)))
 	for b.Loop() {
 		task, err := sess.Open(ctx, src, wire.RoleTask, map[string]string{"file": in, "topic": "t"})
@@ -113,13 +115,24 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lines), "ns/record")
+	b.ReportMetric(float64(fuel.n)/float64(b.N*lines), "fuel/record")
 }
 
+// fuelSum adds up the fuel of every call of a session: unlike its time, the fuel a guest burns
+// (function entries and loop iterations) does not depend on what else the machine runs, so
+// fuel/record compares guest builds on a shared machine.
+type fuelSum struct{ n uint64 }
+
+func (f *fuelSum) Plugin(string, string) wasmhost.PluginCalls { return f }
+
+func (f *fuelSum) Call(_ wire.Op, _ time.Duration, fuel, _ uint64, _ bool) { f.n += fuel }
+
 // fileSourceSession loads the file plugin alone with files granted and the default CPU bound, and
-// returns a session and its FileStreamSource, closed when b ends.
-func fileSourceSession(b *testing.B, files string) (*wasmhost.Session, wasmhost.Plugin) {
+// returns a session (telling calls, if not nil, what each call cost) and its FileStreamSource,
+// closed when b ends.
+func fileSourceSession(b *testing.B, files string, calls wasmhost.CallMetrics) (*wasmhost.Session, wasmhost.Plugin) {
 	h, src := fileSourceHost(b, files)
-	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler)})
+	sess := h.NewSession(wasmhost.Env{Connector: "bench", Logger: slog.New(slog.DiscardHandler), Calls: calls})
 	b.Cleanup(func() { sess.Close(context.Background()) })
 	return sess, src
 }
