@@ -6,21 +6,23 @@
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any of the 8 bytes of `w` is below 0x20, a '"' or a '\\': a byte that ends or
-/// interrupts the plain text of a JSON string.
+/// Not zero if any of the 8 bytes of `w` is below 0x20, a '"' or a '\\': a byte that ends or
+/// interrupts the plain text of a JSON string. A mask rather than a bool, so that two words can be
+/// tested with one branch.
 #[inline]
-fn special(w: u64) -> bool {
+fn special(w: u64) -> u64 {
     let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
     let quote = has_zero(w ^ (ONES * b'"' as u64));
     let backslash = has_zero(w ^ (ONES * b'\\' as u64));
-    (below_space | quote | backslash) != 0
+    below_space | quote | backslash
 }
 
-/// `special`, or a byte that is not ASCII: what `append_json_string` cannot copy as it is.
+/// Not zero for `special` bytes or a byte that is not ASCII: what `append_json_string` cannot
+/// copy as it is.
 #[inline]
-fn needs_care(w: u64) -> bool {
-    special(w) || w & HIGH != 0
+fn needs_care(w: u64) -> u64 {
+    special(w) | (w & HIGH)
 }
 
 #[inline]
@@ -48,8 +50,16 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
 /// The index of the first '"', '\\' or control character in `b` from `i` on (or `b.len()`).
 #[inline]
 pub fn plain_end(b: &[u8], mut i: usize) -> usize {
-    while i + 8 <= b.len() && !special(word(b, i)) {
-        i += 8;
+    // 16 bytes per iteration where it can, in one loop: in a guest each iteration, and each loop
+    // entered, also pays the fuel check.
+    loop {
+        if i + 16 <= b.len() && special(word(b, i)) | special(word(b, i + 8)) == 0 {
+            i += 16;
+        } else if i + 8 <= b.len() && special(word(b, i)) == 0 {
+            i += 8;
+        } else {
+            break;
+        }
     }
     while i < b.len() && b[i] != b'"' && b[i] != b'\\' && b[i] >= 0x20 {
         i += 1;
@@ -108,7 +118,12 @@ pub fn append_json_string(out: &mut Vec<u8>, s: &[u8]) {
     let mut start = 0; // s[start..i] is still to be copied
     let mut i = 0;
     while i < s.len() {
-        if i + 8 <= s.len() && !needs_care(word(s, i)) {
+        // 16 bytes per iteration where it can: in a guest each iteration also pays the fuel check.
+        if i + 16 <= s.len() && needs_care(word(s, i)) | needs_care(word(s, i + 8)) == 0 {
+            i += 16;
+            continue;
+        }
+        if i + 8 <= s.len() && needs_care(word(s, i)) == 0 {
             i += 8;
             continue;
         }
