@@ -101,7 +101,8 @@ func TestInfiniteLoopIsStopped(t *testing.T) {
 	if elapsed < timeout || elapsed > timeout+time.Second {
 		t.Fatalf("the loop was stopped after %s, want about %s", elapsed, timeout)
 	}
-	if !strings.HasPrefix(err.Error(), `plugin "Spinner" POLL timed out: aborted after 2`) {
+	// The text names how long the call ran, which on a loaded machine may be well past the timeout.
+	if !strings.HasPrefix(err.Error(), `plugin "Spinner" POLL timed out: aborted after `) {
 		t.Fatalf("error text: %s", err)
 	}
 	runtime.GC() // would hang if the guest were still spinning on some thread
