@@ -161,7 +161,11 @@ type State struct {
 	// (settings mismatch) or a CONFIG_MISMATCH; nil after a successful one.
 	Err error
 	// Workers lists, on the leader, every member as of its last assignment (for GET /workers).
+	// The leader records it when it assigns, before the others have received their part.
 	Workers []Worker
+	// Rebalancing is true from the start of a JoinGroup round until its assignment is known, so
+	// that a worker asked about work the leader has just given it waits for its part.
+	Rebalancing bool
 }
 
 // Worker is one group member as the leader saw it.
@@ -256,6 +260,7 @@ func (m *Member) State() State {
 	defer m.mu.Unlock()
 	s := m.state
 	s.Workers = append([]Worker(nil), s.Workers...)
+	s.Rebalancing = !m.stable
 	return s
 }
 

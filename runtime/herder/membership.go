@@ -61,6 +61,7 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 		h.role.Store(&role{leaderURL: a.LeaderURL, err: a.Err})
 		h.markJoined()
 		h.onLoop(ctx, func() { h.assigned = &cluster.Allocation{} })
+		h.applied.Store(a.Generation)
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, h.cfg.SyncTimeout)
@@ -86,6 +87,7 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 			cs.reported = "" // the new generation re-reports every status
 		}
 	})
+	h.applied.Store(a.Generation)
 	// The member logged "rebalance completed" with the assignment.
 }
 
@@ -128,6 +130,27 @@ func (h *Herder) requireLeader(ctx context.Context) error {
 		return nil
 	}
 	return &connect.RequestTargetError{Reason: "this worker is not the leader", URL: h.leaderURL()}
+}
+
+// awaitAssignment waits, up to leaderWait, while the group rebalances or this worker has not yet
+// taken up the assignment of the last round. Kafka's herder thread serves requests only between
+// rebalances, after it has started its assignment; without this wait a worker the leader names as
+// a task's owner, the leader having just assigned it, answers the forwarded request before its own
+// part of the assignment arrives, and sends the request back: a 409 on the last hop.
+func (h *Herder) awaitAssignment(ctx context.Context) error {
+	if h.groupState == nil {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	for st := h.groupState(); st.Rebalancing || st.Generation != h.applied.Load(); st = h.groupState() {
+		select {
+		case <-wctx.Done():
+			return ctx.Err() // past leaderWait, answer with what this worker knows
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // CatchUp reads the config and status topics up to their end. The REST layer calls it after the
