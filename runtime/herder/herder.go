@@ -79,7 +79,6 @@ type Herder struct {
 	joinOnce sync.Once
 	role     atomic.Pointer[role]         // leadership, for REST requests on other goroutines
 	lastWork atomic.Pointer[cluster.Work] // the work of the last assignment this worker computed as leader
-	applied  atomic.Int32                 // the generation of the last assignment OnAssigned took up
 }
 
 // role is what this worker knows of the group's leader.

@@ -61,7 +61,6 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 		h.role.Store(&role{leaderURL: a.LeaderURL, err: a.Err})
 		h.markJoined()
 		h.onLoop(ctx, func() { h.assigned = &cluster.Allocation{} })
-		h.applied.Store(a.Generation)
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, h.cfg.SyncTimeout)
@@ -87,7 +86,6 @@ func (h *Herder) OnAssigned(ctx context.Context, a cluster.Assignment) {
 			cs.reported = "" // the new generation re-reports every status
 		}
 	})
-	h.applied.Store(a.Generation)
 	// The member logged "rebalance completed" with the assignment.
 }
 
@@ -132,8 +130,10 @@ func (h *Herder) requireLeader(ctx context.Context) error {
 	return &connect.RequestTargetError{Reason: "this worker is not the leader", URL: h.leaderURL()}
 }
 
-// awaitAssignment waits, up to leaderWait, while the group rebalances or this worker has not yet
-// taken up the assignment of the last round. Kafka's herder thread serves requests only between
+// awaitAssignment waits, up to leaderWait, while this worker is between JoinGroup's answer and
+// taking up its assignment, the window in which the leader has assigned work this worker does not
+// know of yet (not for a whole rebalance: a JoinGroup waits up to a heartbeat for the others to
+// join, before the leader assigns anything). Kafka's herder thread serves requests only between
 // rebalances, after it has started its assignment; without this wait a worker the leader names as
 // a task's owner, the leader having just assigned it, answers the forwarded request before its own
 // part of the assignment arrives, and sends the request back: a 409 on the last hop.
@@ -143,7 +143,7 @@ func (h *Herder) awaitAssignment(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, leaderWait)
 	defer cancel()
-	for st := h.groupState(); st.Rebalancing || st.Generation != h.applied.Load(); st = h.groupState() {
+	for h.groupState().Rebalancing {
 		select {
 		case <-wctx.Done():
 			return ctx.Err() // past leaderWait, answer with what this worker knows

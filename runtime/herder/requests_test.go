@@ -74,9 +74,9 @@ func TestRestartTaskWaitsForTheAssignmentUnderWay(t *testing.T) {
 	if err := e.configs.PutTaskConfigs(e.ctx, "src", []map[string]string{{"task": "0"}}); err != nil {
 		t.Fatal(err)
 	}
-	// A follower of generation 1 that owns nothing, and whose group is now in round 2. The round
-	// completes once the restart has looked at the group, as the member records it and then the
-	// herder takes up its part.
+	// A follower that owns nothing, in a round that the leader has assigned. The round completes
+	// once the restart has looked at the group: the herder takes up its part, and then the member
+	// says the round is over.
 	var group atomic.Pointer[cluster.State]
 	group.Store(&cluster.State{Generation: 2, Rebalancing: true})
 	looked := make(chan struct{})
@@ -84,7 +84,6 @@ func TestRestartTaskWaitsForTheAssignmentUnderWay(t *testing.T) {
 	e.h.groupState = func() cluster.State { once.Do(func() { close(looked) }); return *group.Load() }
 	e.h.role.Store(&role{leaderURL: "http://leader:8083/"})
 	e.h.assigned = &cluster.Allocation{}
-	e.h.applied.Store(1)
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); e.h.Run(ctx) }()
@@ -99,9 +98,9 @@ func TestRestartTaskWaitsForTheAssignmentUnderWay(t *testing.T) {
 		case <-ctx.Done():
 			return
 		}
-		group.Store(&cluster.State{Generation: 2})
 		e.h.OnAssigned(e.ctx, cluster.Assignment{Generation: 2, LeaderURL: "http://leader:8083/",
 			Owned: cluster.Allocation{Tasks: []connect.TaskID{id}}})
+		group.Store(&cluster.State{Generation: 2})
 	}()
 	err := e.h.RestartTask(e.ctx, id)
 	cancel()
