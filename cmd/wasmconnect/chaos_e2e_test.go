@@ -317,7 +317,6 @@ func (c *chaosRun) brokerEvent() {
 // abortMarkerLine is what the broker logs for each abort marker of a transaction a kill left open.
 const abortMarkerLine = "wrote the abort marker of a transaction the killed broker left open"
 
-
 // snapshot adds to each pipeline's bound the records it has in flight now, that is not committed,
 // which a task restarted from its committed offsets may deliver again:
 //   - the source's: the records it wrote to the topic past its committed source offset (what a
