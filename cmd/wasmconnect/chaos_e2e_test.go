@@ -317,7 +317,6 @@ func (c *chaosRun) brokerEvent() {
 // abortMarkerLine is what the broker logs for each abort marker of a transaction a kill left open.
 const abortMarkerLine = "wrote the abort marker of a transaction the killed broker left open"
 
-
 // snapshot adds to each pipeline's bound the records it has in flight now, that is not committed,
 // which a task restarted from its committed offsets may deliver again:
 //   - the source's: the records it wrote to the topic past its committed source offset (what a
@@ -568,26 +567,11 @@ type chaosWatch struct {
 	taskHead  [chaosDatagenTasks]int     // datagen task -> records it wrote
 	byPayload map[string]int             // datagen: canonical payload -> id
 	unknown   map[string]string
-	renew     chan map[string][]int32 // take up again on these partitions
-}
-
-// positions is where a reader takes up with a new client: the next offset of each partition.
-func (cw *chaosWatch) positions(parts map[string][]int32) kgo.ConsumerOpt {
-	cw.mu.Lock()
-	defer cw.mu.Unlock()
-	at := map[string]map[int32]kgo.Offset{}
-	for topic, ps := range parts {
-		at[topic] = map[int32]kgo.Offset{}
-		for _, p := range ps {
-			at[topic][p] = kgo.NewOffset().At(cw.next[topic][p])
-		}
-	}
-	return kgo.ConsumePartitions(at)
 }
 
 func newChaosWatch(t *testing.T, addr string, pipelines []*chaosPipeline, datagenN int) *chaosWatch {
 	cw := &chaosWatch{byTopic: map[string]*chaosPipeline{}, datagenN: datagenN, addr: addr, next: map[string]map[int32]int64{},
-		head: map[string]int{}, byPayload: map[string]int{}, unknown: map[string]string{}, renew: make(chan map[string][]int32, 1)}
+		head: map[string]int{}, byPayload: map[string]int{}, unknown: map[string]string{}}
 	var topics []string
 	for _, p := range pipelines {
 		cw.byTopic[p.topic] = p
@@ -599,29 +583,16 @@ func newChaosWatch(t *testing.T, addr string, pipelines []*chaosPipeline, datage
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	// The reader takes up where it is with a new client when told to (see catchUp).
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ConsumeTopics(topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var from kgo.Opt = kgo.ConsumeTopics(topics...)
+		defer cl.Close()
 		for ctx.Err() == nil {
-			cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), from)
-			if err != nil {
-				panic(err)
-			}
-			cctx, cancel := context.WithCancel(ctx)
-			go func() {
-				select {
-				case parts := <-cw.renew:
-					from = cw.positions(parts)
-				case <-cctx.Done():
-				}
-				cancel()
-			}()
-			for cctx.Err() == nil {
-				cl.PollFetches(cctx).EachRecord(cw.record)
-			}
-			cl.Close()
+			cl.PollFetches(ctx).EachRecord(cw.record)
 		}
 	}()
 	return cw
@@ -724,18 +695,7 @@ func (cw *chaosWatch) catchUp(ctx context.Context, t *testing.T, adm *kadm.Clien
 		ends.Each(func(o kadm.ListedOffset) { ok = ok && cw.next[o.Topic][o.Partition] >= o.Offset })
 		return ok
 	}
-	// A client of franz-go's was seen to stop fetching a partition after the broker's restart, for
-	// good, while a new client reads on from the same offset: after 10 s the reader takes up again
-	// with a new client.
-	renewAt := time.Now().Add(10 * time.Second)
 	for !reached() {
-		if !renewAt.IsZero() && time.Now().After(renewAt) {
-			renewAt = time.Time{}
-			t.Logf("the test's reader is behind the ends of the topics after 10 s; taking up again with a new client")
-			parts := map[string][]int32{}
-			ends.Each(func(o kadm.ListedOffset) { parts[o.Topic] = append(parts[o.Topic], o.Partition) })
-			cw.renew <- parts
-		}
 		if ctx.Err() != nil {
 			cw.mu.Lock()
 			defer cw.mu.Unlock()

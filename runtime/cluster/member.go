@@ -161,7 +161,13 @@ type State struct {
 	// (settings mismatch) or a CONFIG_MISMATCH; nil after a successful one.
 	Err error
 	// Workers lists, on the leader, every member as of its last assignment (for GET /workers).
+	// The leader records it when it assigns, before the others have received their part.
 	Workers []Worker
+	// Rebalancing is true from JoinGroup's answer until the round's assignment has been handed to
+	// the Handler (or the round failed): the window in which the leader has assigned work that
+	// this worker has not taken up yet. A worker asked about work the leader has just given it
+	// waits for its part.
+	Rebalancing bool
 }
 
 // Worker is one group member as the leader saw it.
@@ -187,6 +193,7 @@ type Member struct {
 	memberID    string
 	generation  int32 // current generation, -1 none
 	stable      bool  // synced; heartbeat demands apply
+	syncing     bool  // JoinGroup answered, the assignment not applied yet (State.Rebalancing)
 	lastContact time.Time
 	hbDemand    error // a heartbeat's demand to rejoin, for hbGen
 	hbGen       int32
@@ -601,6 +608,13 @@ func (m *Member) setStable(stable bool) {
 	m.mu.Unlock()
 }
 
+func (m *Member) setSyncing(syncing bool) {
+	m.mu.Lock()
+	m.syncing = syncing
+	m.state.Rebalancing = syncing
+	m.mu.Unlock()
+}
+
 // rebalance runs one JoinGroup and SyncGroup round, assigning if this worker leads, and applies
 // the result.
 func (m *Member) rebalance(ctx context.Context, why string) (plan, error) {
@@ -644,6 +658,8 @@ func (m *Member) rebalance(ctx context.Context, why string) (plan, error) {
 		return m.groupError(ctx, "JoinGroup", err)
 	}
 	m.setSession(jresp.MemberID, jresp.Generation)
+	m.setSyncing(true)
+	defer m.setSyncing(false) // after apply has handed the assignment over
 	protocol := ""
 	if jresp.Protocol != nil {
 		protocol = *jresp.Protocol

@@ -59,6 +59,9 @@ type Herder struct {
 	result  chan generated
 
 	member *cluster.Member // nil without a group
+	// groupState is the member's State (nil without a group); a field so that tests can stand in
+	// for a group in the middle of a rebalance.
+	groupState func() cluster.State
 	// changeHooks are told every config-topic change (see handleChanges); set before Run.
 	changeHooks []func(store.Change)
 
@@ -127,6 +130,7 @@ func New(cfg Config) *Herder {
 		g := *cfg.Group
 		g.Handler = h
 		h.member = cluster.New(g)
+		h.groupState = h.member.State
 		h.role.Store(&role{})
 		h.assigned = &cluster.Allocation{}
 	}

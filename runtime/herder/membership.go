@@ -130,6 +130,29 @@ func (h *Herder) requireLeader(ctx context.Context) error {
 	return &connect.RequestTargetError{Reason: "this worker is not the leader", URL: h.leaderURL()}
 }
 
+// awaitAssignment waits, up to leaderWait, while this worker is between JoinGroup's answer and
+// taking up its assignment, the window in which the leader has assigned work this worker does not
+// know of yet (not for a whole rebalance: a JoinGroup waits up to a heartbeat for the others to
+// join, before the leader assigns anything). Kafka's herder thread serves requests only between
+// rebalances, after it has started its assignment; without this wait a worker the leader names as
+// a task's owner, the leader having just assigned it, answers the forwarded request before its own
+// part of the assignment arrives, and sends the request back: a 409 on the last hop.
+func (h *Herder) awaitAssignment(ctx context.Context) error {
+	if h.groupState == nil {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	for h.groupState().Rebalancing {
+		select {
+		case <-wctx.Done():
+			return ctx.Err() // past leaderWait, answer with what this worker knows
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // CatchUp reads the config and status topics up to their end. The REST layer calls it after the
 // leader answered a write this worker forwarded, so that a client's next request to this worker (a
 // status right after a create, say) sees the write as it would on the leader.

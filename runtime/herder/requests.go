@@ -316,6 +316,9 @@ func (h *Herder) RestartTask(ctx context.Context, id connect.TaskID) error {
 	if err != nil || id.Task < 0 || id.Task >= len(snap.Tasks[id.Connector]) {
 		return connect.NotFound("Unknown task: %s", id)
 	}
+	if err := h.awaitAssignment(ctx); err != nil {
+		return err
+	}
 	var here bool // the task runs here, or is assigned here and starts at the next reconcile
 	if err := h.onLoop(ctx, func() {
 		if slices.Contains(h.cfg.Worker.Tasks(), id) {
