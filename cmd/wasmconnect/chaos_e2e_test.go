@@ -435,13 +435,18 @@ func (c *chaosRun) drain() {
 		spread, all := taskSpread(st, c.tasks())
 		return all && imbalance(spread, 3) <= 1
 	}, func() string { return describeStatuses(last) })
+	var short []string
 	waitFor(t, 3*time.Minute, "every input record in its sink's file", func() bool {
+		short = short[:0]
 		for _, p := range c.pipelines {
 			if r := c.compare(p.name, c.input(p), c.sinkCounts(p)); r.lost > 0 {
-				return false
+				short = append(short, fmt.Sprintf("%s: %d of %d missing, e.g. record %d", p.name, r.lost, r.input, r.lostExample))
 			}
 		}
-		return true
+		return len(short) == 0
+	}, func() string {
+		st, _ := c.workers[0].allStatuses(t)
+		return "\n  " + strings.Join(short, "\n  ") + describeStatuses(st)
 	})
 	// What is still in flight lands, so that the duplicates are counted in full.
 	time.Sleep(3 * time.Second)
