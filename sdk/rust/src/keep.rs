@@ -6,17 +6,16 @@
 //! borrows it, for as long as the records live (they are encoded and dropped before the call ends).
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
-use crate::words;
-
-/// How many of the last kept byte strings `Keep::bytes` compares with before it keeps another
-/// copy: enough for a chain's steps to alternate between their schemas.
+/// How many of the last kept byte strings `Keep::bytes` looks at before it keeps another: enough
+/// for a chain's steps to alternate between their schemas.
 const RECENT: usize = 4;
 
-/// An append-only store of byte strings that lives as long as what borrows from it.
+/// An append-only store of shared byte strings that lives as long as what borrows from it.
 #[derive(Default)]
 pub struct Keep {
-    kept: RefCell<Vec<Box<[u8]>>>,
+    kept: RefCell<Vec<Rc<[u8]>>>,
 }
 
 impl Keep {
@@ -24,22 +23,18 @@ impl Keep {
         Keep::default()
     }
 
-    /// `b` kept for the lifetime of `self`: a string equal to one of the last few kept is shared,
-    /// so that a batch whose records share a schema keeps it once.
-    pub fn bytes(&self, b: &[u8]) -> &[u8] {
+    /// The bytes of `b`, kept for the lifetime of `self`. The steps hold their schema JSON in an
+    /// `Rc` (connect::Schema::json), so that one already kept is found by address, without
+    /// comparing bytes; a batch whose records share a schema keeps it once.
+    pub fn bytes(&self, b: &Rc<[u8]>) -> &[u8] {
         let mut kept = self.kept.borrow_mut();
-        let found = kept.iter().rev().take(RECENT).position(|k| words::same(k, b));
-        let i = match found {
-            Some(back) => kept.len() - 1 - back,
-            None => {
-                kept.push(b.into());
-                kept.len() - 1
-            }
-        };
-        let p: *const [u8] = &*kept[i];
-        // SAFETY: the boxed slice is on the heap, never changed and never dropped before `self`
-        // (`kept` only grows; moving a Box in the vector does not move what it points to), so
-        // the slice is valid for as long as `self` is borrowed.
+        if !kept.iter().rev().take(RECENT).any(|k| Rc::ptr_eq(k, b)) {
+            kept.push(b.clone());
+        }
+        let p: *const [u8] = &b[..];
+        // SAFETY: the bytes are those of an `Rc` in `kept`, which only grows and is dropped with
+        // `self`, and an `Rc`'s bytes never move or change; so they stay valid for as long as
+        // `self` is borrowed.
         unsafe { &*p }
     }
 }
@@ -49,20 +44,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shares_recent_equal_bytes() {
+    fn keeps_each_recent_rc_once() {
         let k = Keep::new();
-        let a = k.bytes(b"schema a");
-        let b = k.bytes(b"schema b");
-        assert_eq!(a, b"schema a");
-        assert_eq!(b, b"schema b");
-        assert!(std::ptr::eq(k.bytes(b"schema a"), a));
-        assert!(std::ptr::eq(k.bytes(b"schema b"), b));
+        let (a, b): (Rc<[u8]>, Rc<[u8]>) = (Rc::from(&b"schema a"[..]), Rc::from(&b"schema b"[..]));
+        assert_eq!(k.bytes(&a), b"schema a");
+        assert_eq!(k.bytes(&b), b"schema b");
+        assert_eq!(k.bytes(&a), b"schema a");
         assert_eq!(k.kept.borrow().len(), 2);
+        let first = k.bytes(&a);
+        drop(a);
+        // The kept copy outlives the caller's.
+        assert_eq!(first, b"schema a");
         for i in 0..RECENT {
-            k.bytes(format!("other {}", i).as_bytes());
+            k.bytes(&Rc::from(format!("other {}", i).as_bytes()));
         }
-        // No longer among the recent ones: kept again, and the first copy is still valid.
-        assert!(!std::ptr::eq(k.bytes(b"schema a"), a));
-        assert_eq!(a, b"schema a");
+        assert_eq!(k.kept.borrow().len(), 2 + RECENT);
+        assert_eq!(first, b"schema a");
     }
 }
