@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use wasmconnect::config::{split_list, ConfigDef, ConfigType, Importance};
 use wasmconnect::connect::{self, Decimal, Field, Schema, Struct, Type, Value};
-use wasmconnect::{Applied, Config, Data, Error, Outcome, Record, Result, Transformation};
+use wasmconnect::{Applied, Config, Data, Error, Keep, Outcome, Record, Result, Transformation};
 
 pub fn insert_field_defs() -> Vec<ConfigDef> {
     vec![
@@ -332,9 +332,9 @@ impl Transformation for InsertField {
     }
 
     /// In a chain, a payload the record owns (the one a HoistField before wrote, say) gets the
-    /// fields appended where it is, and its schema buffer takes the updated schema; anything else
-    /// goes through `apply`.
-    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+    /// fields appended where it is, and its schema is the updated schema in `keep`, shared by the
+    /// records that have it; anything else goes through `apply`.
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
         let owned = matches!(self.op.get(r), Data::Json { payload: Cow::Owned(p), .. } if p.first() == Some(&b'{'));
         if self.slow || !owned || self.is_empty() {
             return apply_over(self, r);
@@ -354,9 +354,7 @@ impl Transformation for InsertField {
                 let end = p.iter().rposition(|&c| c == b'}').expect("checked by fast_plan");
                 let empty = trim(&p[1..end]).is_empty();
                 p.truncate(end);
-                let schema = schema.to_mut();
-                schema.clear();
-                schema.extend_from_slice(&raw);
+                *schema = Cow::Borrowed(keep.bytes(&raw));
                 self.append_fields(p, empty, &us, fields, r, &partition, &timestamp)
             }
             _ => unreachable!("checked above"),
@@ -762,26 +760,29 @@ impl HoistField {
 }
 
 impl HoistField {
-    /// The struct {"<field>":"<text>"} of a hoisted string. Its payload has room for a field or
-    /// two more, which an InsertField after it in a chain appends in place.
-    fn hoist_string<'a>(&mut self, text: &[u8]) -> Result<Data<'a>> {
-        if self.of_string.is_none() {
-            let us = self.schema_for(&Schema::primitive(Type::String, false));
-            self.of_string = Some(us.json().map_err(Error::new)?);
+    /// The struct schema of a hoisted string, as JSON.
+    fn string_schema(&mut self) -> Result<Rc<[u8]>> {
+        if let Some(raw) = &self.of_string {
+            return Ok(raw.clone());
         }
-        let raw = self.of_string.as_deref().unwrap_or_default();
+        let raw = self.schema_for(&Schema::primitive(Type::String, false)).json().map_err(Error::new)?;
+        self.of_string = Some(raw.clone());
+        Ok(raw)
+    }
+
+    /// The payload {"<field>":"<text>"} of a hoisted string. It has room for a field or two more,
+    /// which an InsertField after it in a chain appends in place.
+    fn hoist_payload(&self, text: &[u8]) -> Vec<u8> {
         let mut payload = Vec::with_capacity(self.prefix.len() + text.len() + 3 + HOIST_ROOM);
         payload.extend_from_slice(&self.prefix);
         connect::append_json_string(&mut payload, text);
         payload.push(b'}');
-        let mut schema = Vec::with_capacity(raw.len() + HOIST_ROOM);
-        schema.extend_from_slice(raw);
-        Ok(Data::Json { schema: Cow::Owned(schema), payload: Cow::Owned(payload) })
+        payload
     }
 }
 
-/// What a hoisted string's payload and schema buffers have spare: enough for a short field or two
-/// and the longer schema that an InsertField after a HoistField writes into them.
+/// What a hoisted string's payload has spare: enough for a short field or two that an InsertField
+/// after a HoistField appends to it.
 const HOIST_ROOM: usize = 64;
 
 impl Transformation for HoistField {
@@ -796,11 +797,9 @@ impl Transformation for HoistField {
     fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
         // A string (FileStreamSource's lines) is hoisted as text: {"field":"<the line>"}.
         if let Data::String(text) = self.op.get(r) {
-            if self.of_string.is_none() {
-                let us = self.schema_for(&Schema::primitive(Type::String, false));
-                self.of_string = Some(us.json().map_err(Error::new)?);
-            }
-            return Ok(Outcome::Record(self.op.with(r, self.hoist_string(text)?)));
+            let schema = self.string_schema()?.to_vec();
+            let d = Data::Json { schema: Cow::Owned(schema), payload: Cow::Owned(self.hoist_payload(text)) };
+            return Ok(Outcome::Record(self.op.with(r, d)));
         }
         let (s, v) = decode(self.op.get(r))?;
         let s = match s {
@@ -815,10 +814,14 @@ impl Transformation for HoistField {
         Ok(outcome(r, self.op.encode(r, Some(&us), &Value::Struct(Struct { schema: us.clone(), values: vec![v] }))?))
     }
 
-    /// A string is hoisted where it is, without a copy of the rest of the record.
-    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+    /// A string is hoisted where it is, without a copy of the rest of the record; its schema is
+    /// the one in `keep` that the batch's hoisted strings share.
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
         let d = match self.op.get(r) {
-            Data::String(text) => self.hoist_string(text)?,
+            Data::String(text) => {
+                let schema = self.string_schema()?;
+                Data::Json { schema: Cow::Borrowed(keep.bytes(&schema)), payload: Cow::Owned(self.hoist_payload(text)) }
+            }
             _ => return apply_over(self, r),
         };
         *self.op.get_mut(r) = d;

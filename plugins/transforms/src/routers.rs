@@ -6,7 +6,7 @@ use crate::regex::{self, Piece, Regex};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use wasmconnect::config::{ConfigDef, Importance};
-use wasmconnect::{Applied, Config, Error, Outcome, Record, Result, Transformation};
+use wasmconnect::{Applied, Config, Error, Keep, Outcome, Record, Result, Transformation};
 
 pub fn regex_router_defs() -> Vec<ConfigDef> {
     vec![
@@ -111,7 +111,7 @@ impl Transformation for RegexRouter {
     }
 
     /// Only the topic changes: the rest of the record is not copied.
-    fn apply_mut<'a>(&mut self, r: &mut Record<'a>) -> Result<Applied> {
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>, _keep: &'a Keep) -> Result<Applied> {
         Ok(match self.route(&r.topic) {
             None => Applied::Unchanged,
             Some(t) => {

@@ -7,6 +7,7 @@
 //! offset and source partition and offset of a record are its input's at every step.
 
 use crate::error::{Error, Result};
+use crate::keep::Keep;
 use crate::plugin::{Applied, Predicate, Transformation};
 use crate::wire::{self, Decoder, Record};
 
@@ -71,6 +72,8 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
         }
     }
     let batch = &input[input.len() - d.remaining()..];
+    // Declared before the records, which borrow what the steps keep in it.
+    let keep = Keep::new();
     let recs = wire::decode_records(batch)?;
     let mut cur: Vec<Item> = recs.into_iter().enumerate().map(|(input, rec)| Item { input, rec, changed: false }).collect();
     let mut failures: Vec<Failure> = Vec::new();
@@ -107,7 +110,7 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
             }
             // Not the transformation's to change, as with TRANSFORM (§5.6).
             let (offset, source_partition, source_offset) = (it.rec.offset, it.rec.source_partition, it.rec.source_offset);
-            match t.apply_mut(&mut it.rec) {
+            match t.apply_mut(&mut it.rec, &keep) {
                 Err(e) if e.is_retriable() => return Err(e.context(format!("step {}, record {}", si, it.input))),
                 Err(err) => {
                     failures.push(Failure { input: it.input, step: si, stage: STAGE_TRANSFORMATION, err });

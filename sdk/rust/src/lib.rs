@@ -22,6 +22,7 @@ pub mod dispatch;
 pub mod error;
 pub mod host;
 pub mod json;
+pub mod keep;
 pub mod plugin;
 pub mod text;
 pub mod words;
@@ -32,6 +33,7 @@ pub use context::TaskContext;
 pub use dispatch::Module;
 pub use error::{Error, Result};
 pub use host::Level;
+pub use keep::Keep;
 pub use plugin::*;
 pub use wire::{Data, Header, Record};
 

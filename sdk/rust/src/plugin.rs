@@ -5,6 +5,7 @@ use crate::config::{Config, ConfigDef, Errors};
 use crate::context::TaskContext;
 use crate::error::Result;
 use crate::json::Value;
+use crate::keep::Keep;
 use crate::wire::{self, Data, Header, Record};
 
 /// Describes a plugin in the module's descriptor (sdk/ABI.md §3).
@@ -148,8 +149,10 @@ pub trait Transformation {
     /// so that a step can extend the buffers the step before it wrote instead of copying them (an
     /// InsertField after a HoistField appends to the payload the HoistField wrote). It must give
     /// what `apply` gives; the default is `apply`'s outcome written over `record`. After an error,
-    /// `record` may be half changed: the caller drops it.
-    fn apply_mut<'a>(&mut self, record: &mut Record<'a>) -> Result<Applied> {
+    /// `record` may be half changed: the caller drops it. Bytes the step gives every record alike
+    /// (a schema) can go in `keep`, which lives as long as the record, instead of in a buffer of
+    /// each record's own.
+    fn apply_mut<'a>(&mut self, record: &mut Record<'a>, _keep: &'a Keep) -> Result<Applied> {
         let o = self.apply(record)?;
         Ok(o.write_over(record))
     }
