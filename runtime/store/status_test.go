@@ -100,27 +100,22 @@ func TestStatusPutSafe(t *testing.T) {
 func TestStatusStaleUnassigned(t *testing.T) {
 	e := newEnv(t)
 	s := startStatusStore(t, e)
-	state := func() string { st, _ := s.Task("c", 0); return st.State }
-	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateRunning, WorkerID: "new-owner", Generation: 6}))
-	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 6}))
-	if got := state(); got != StateRunning {
-		t.Fatalf("KAFKA-12525: the old owner's UNASSIGNED of the same generation applied: %s", got)
-	}
-	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 8}))
-	if got := state(); got != StateRunning {
-		t.Fatalf("a paused old owner's UNASSIGNED of a newer generation applied: %s", got)
-	}
-	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 6}))
-	if got := state(); got != StateRunning {
-		t.Fatalf("the owner's UNASSIGNED of the generation it reported RUNNING in applied: %s", got)
-	}
-	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 7}))
-	if got := state(); got != StateUnassigned {
-		t.Fatalf("the owner's own UNASSIGNED of a newer generation ignored: %s", got)
-	}
-	must(t, s.PutTask(e.ctx, "c", 0, Status{State: StateRunning, WorkerID: "old-owner", Generation: 9}))
-	if got := state(); got != StateRunning {
-		t.Fatalf("RUNNING after UNASSIGNED ignored: %s", got)
+	for _, step := range []struct {
+		what string
+		put  Status
+		want string
+	}{
+		{"the new owner's RUNNING", Status{State: StateRunning, WorkerID: "new-owner", Generation: 6}, StateRunning},
+		{"KAFKA-12525: the old owner's UNASSIGNED of the same generation", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 6}, StateRunning},
+		{"a paused old owner's UNASSIGNED of a newer generation", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 8}, StateRunning},
+		{"the owner's UNASSIGNED of the generation it reported RUNNING in", Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 6}, StateRunning},
+		{"the owner's own UNASSIGNED of a newer generation", Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 7}, StateUnassigned},
+		{"RUNNING after UNASSIGNED", Status{State: StateRunning, WorkerID: "old-owner", Generation: 9}, StateRunning},
+	} {
+		must(t, s.PutTask(e.ctx, "c", 0, step.put))
+		if st, _ := s.Task("c", 0); st.State != step.want {
+			t.Fatalf("after %s: task %s, want %s", step.what, st.State, step.want)
+		}
 	}
 }
 
