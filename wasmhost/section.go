@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -130,35 +131,66 @@ func EmbedDescriptor(ctx context.Context, wasm []byte, cfg Config) ([]byte, erro
 // are this function. out is written whole or not at all (a temporary file in its directory,
 // renamed over it), with in's permissions, so that a module that cannot be described, or a failed
 // write, leaves both files as they were and a worker watching out's directory never sees half a
-// module.
-func EmbedDescriptorFile(ctx context.Context, in, out string, cfg Config) error {
+// module. An out that is a symbolic link is written through, atomically, to the file it resolves
+// to, and stays a link (as sed -i --follow-symlinks does): a plugin directory of links to a build's
+// output is the usual case, and replacing the link with a copy would leave the build's file
+// without its section and the directory with a module the next build does not update. It returns
+// the file it wrote: out, or the file out links to.
+func EmbedDescriptorFile(ctx context.Context, in, out string, cfg Config) (string, error) {
 	b, err := os.ReadFile(in)
 	if err != nil {
-		return err
+		return "", err
 	}
 	st, err := os.Stat(in)
 	if err != nil {
-		return err
+		return "", err
+	}
+	target, err := linkTarget(out)
+	if err != nil {
+		return "", err
 	}
 	embedded, err := EmbedDescriptor(ctx, b, cfg)
 	if err != nil {
-		return err
+		return "", err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".embed-*.tmp")
+	return target, writeAtomically(target, embedded, st.Mode().Perm())
+}
+
+// linkTarget is the file a write to path must replace: path itself, unless it is a symbolic link,
+// then the file the link resolves to. A link that resolves to nothing is an error rather than a
+// file created wherever it points.
+func linkTarget(path string) (string, error) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.Mode()&fs.ModeSymlink == 0) {
+		return path, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot write through the symbolic link %s: %w", path, err)
+	}
+	return target, nil
+}
+
+// writeAtomically replaces file with b, mode perm: a temporary file beside it, renamed over it.
+func writeAtomically(file string, b []byte, perm fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".embed-*.tmp")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(embedded); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), out)
+	return os.Rename(tmp.Name(), file)
 }

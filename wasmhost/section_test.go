@@ -97,7 +97,7 @@ func TestEmbedDescriptorFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.wasm")
-	if err := EmbedDescriptorFile(ctx, in, out, Config{}); err != nil {
+	if _, err := EmbedDescriptorFile(ctx, in, out, Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(in); !bytes.Equal(b, plain) {
@@ -107,7 +107,7 @@ func TestEmbedDescriptorFile(t *testing.T) {
 	if _, ok := descriptorSection(embedded); !ok {
 		t.Error("no descriptor section in the output file")
 	}
-	if err := EmbedDescriptorFile(ctx, in, in, Config{}); err != nil {
+	if _, err := EmbedDescriptorFile(ctx, in, in, Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(in); !bytes.Equal(b, embedded) {
@@ -122,7 +122,7 @@ func TestEmbedDescriptorFile(t *testing.T) {
 	if err := os.WriteFile(bad, badBytes, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := EmbedDescriptorFile(ctx, bad, out, Config{}); err == nil {
+	if _, err := EmbedDescriptorFile(ctx, bad, out, Config{}); err == nil {
 		t.Error("a module whose wc_describe fails was embedded")
 	}
 	if b, _ := os.ReadFile(bad); !bytes.Equal(b, badBytes) {
@@ -133,6 +133,76 @@ func TestEmbedDescriptorFile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
 		t.Errorf("the directory holds %d entries, want the three modules alone", len(entries))
+	}
+}
+
+// Embedding in place through a symbolic link (a plugin directory of links to a build's output)
+// writes the file the link resolves to, atomically, and leaves the link as it was; so does -o OUT
+// when OUT is a link. A link to nothing is refused, creating no file.
+func TestEmbedDescriptorFileThroughSymlink(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	build, plugins := filepath.Join(root, "build"), filepath.Join(root, "plugins")
+	for _, d := range []string{build, plugins} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(build, "good.wasm")
+	if err := os.WriteFile(target, fixture(t, "good"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(plugins, "good.wasm")
+	const rel = "../build/good.wasm"
+	if err := os.Symlink(rel, link); err != nil {
+		t.Fatal(err)
+	}
+	isLink := func(what string) {
+		t.Helper()
+		if got, err := os.Readlink(link); err != nil || got != rel {
+			t.Errorf("%s: the link reads %q (%v), want it kept as %q", what, got, err, rel)
+		}
+	}
+	written, err := EmbedDescriptorFile(ctx, link, link, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written != target {
+		t.Errorf("in place through a link: wrote %s, want %s", written, target)
+	}
+	isLink("in place")
+	b, _ := os.ReadFile(target)
+	if _, ok := descriptorSection(b); !ok {
+		t.Error("the link's target has no descriptor section")
+	}
+	if st, err := os.Stat(target); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("the target's mode after embed: %v (%v), want 0640", st.Mode(), err)
+	}
+
+	plain := filepath.Join(root, "plain.wasm")
+	if err := os.WriteFile(plain, fixture(t, "good"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(target, nil, 0o640)
+	if written, err := EmbedDescriptorFile(ctx, plain, link, Config{}); err != nil || written != target {
+		t.Fatalf("-o a link: wrote %s, %v", written, err)
+	}
+	isLink("-o a link")
+	if got, _ := os.ReadFile(target); !bytes.Equal(got, b) {
+		t.Error("-o a link: the target does not hold the embedded module")
+	}
+
+	dangling := filepath.Join(plugins, "gone.wasm")
+	if err := os.Symlink("../build/gone.wasm", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EmbedDescriptorFile(ctx, plain, dangling, Config{}); err == nil || !strings.Contains(err.Error(), "symbolic link "+dangling) {
+		t.Errorf("-o a dangling link: %v", err)
+	}
+	for dir, want := range map[string]int{build: 1, plugins: 2} {
+		if entries, _ := os.ReadDir(dir); len(entries) != want {
+			t.Errorf("%s holds %d entries, want %d: nothing but the modules and links", dir, len(entries), want)
+		}
 	}
 }
 
