@@ -50,7 +50,7 @@ func goodDescriptor(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, ok := descriptorSection(b)
+	desc, ok, _ := descriptorSection(b)
 	if !ok {
 		t.Fatal("EmbedDescriptor wrote no descriptor section")
 	}
@@ -66,7 +66,7 @@ func TestEmbedDescriptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, _ := descriptorSection(once)
+	desc, _, _ := descriptorSection(once)
 	if !bytes.Contains(desc, []byte(`"class":"test.fixture.SeqSourceConnector"`)) {
 		t.Errorf("section holds %q", desc)
 	}
@@ -104,7 +104,7 @@ func TestEmbedDescriptorFile(t *testing.T) {
 		t.Error("-o changed the input file")
 	}
 	embedded, _ := os.ReadFile(out)
-	if _, ok := descriptorSection(embedded); !ok {
+	if _, ok, _ := descriptorSection(embedded); !ok {
 		t.Error("no descriptor section in the output file")
 	}
 	if _, err := EmbedDescriptorFile(ctx, in, in, Config{}); err != nil {
@@ -172,7 +172,7 @@ func TestEmbedDescriptorFileThroughSymlink(t *testing.T) {
 	}
 	isLink("in place")
 	b, _ := os.ReadFile(target)
-	if _, ok := descriptorSection(b); !ok {
+	if _, ok, _ := descriptorSection(b); !ok {
 		t.Error("the link's target has no descriptor section")
 	}
 	if st, err := os.Stat(target); err != nil || st.Mode().Perm() != 0o640 {
@@ -274,6 +274,58 @@ func TestInvalidDescriptorSection(t *testing.T) {
 	}
 }
 
+// A descriptor section over MaxDescriptorBytes (here a valid descriptor padded with whitespace,
+// which JSON allows) and a module with two sections are refused at load with what is wrong and the
+// size, while a section of exactly the limit loads; the module's other plugins are not listed.
+// plugin embed, which replaces every section with one, mends the duplicate, and refuses to write a
+// descriptor over the limit.
+func TestDescriptorSectionLimits(t *testing.T) {
+	desc := goodDescriptor(t)
+	pad := func(n int) []byte { return append(slices.Clone(desc), bytes.Repeat([]byte(" "), n-len(desc))...) }
+	plain := fixture(t, "good")
+	twice := appendCustomSection(withSection(t, "good", desc), DescriptorSection, desc)
+	for name, tc := range map[string]struct {
+		wasm []byte
+		want string // "" when the module loads
+	}{
+		"big.wasm":   {appendCustomSection(plain, DescriptorSection, pad(MaxDescriptorBytes+1)), "custom section wasmconnect.descriptor: 1048577 bytes (1.0 MiB), over the limit of 1 MiB"},
+		"twice.wasm": {twice, "2 custom sections wasmconnect.descriptor (at bytes "},
+		"limit.wasm": {appendCustomSection(plain, DescriptorSection, pad(MaxDescriptorBytes)), ""},
+	} {
+		path := filepath.Join(pluginFiles(t, map[string][]byte{name: tc.wasm}), name)
+		h, _ := newTestHost(t, Config{PluginPath: []string{filepath.Dir(path)}, CacheDir: t.TempDir()})
+		errs := h.LoadErrors()
+		switch {
+		case tc.want == "" && (len(errs) > 0 || len(h.Plugins()) != 3):
+			t.Errorf("%s: load errors %v, plugins %q", name, errs, pluginNames(h.Plugins()))
+		case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), "plugin module "+path+": "+tc.want)):
+			t.Errorf("%s: load errors %v, want one naming the module and saying %q", name, errs, tc.want)
+		case tc.want != "" && len(h.Plugins()) > 0:
+			t.Errorf("%s: plugins %q of a refused module", name, pluginNames(h.Plugins()))
+		}
+		if tc.want == "" {
+			continue
+		}
+		steps, err := Check(context.Background(), path, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(steps, func(s CheckStep) bool { return s.Name == "descriptor section" }); i < 0 || !strings.Contains(steps[i].Problem, tc.want) {
+			t.Errorf("%s: plugin check does not say %q: %+v", name, tc.want, steps)
+		}
+	}
+	mended, err := EmbedDescriptor(context.Background(), twice, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := descriptorSection(mended); !ok || err != nil || !bytes.Equal(got, desc) {
+		t.Errorf("embed of a module with two sections: %q, %v", got, err)
+	}
+	if _, err := withDescriptorSection(plain, pad(MaxDescriptorBytes+1)); err == nil || !strings.Contains(err.Error(), "over the limit of 1 MiB") {
+		t.Errorf("embedding a descriptor over the limit: %v", err)
+	}
+}
+
 // Inspect reports what the module's code does, not what its section says.
 func TestInspectIgnoresTheSection(t *testing.T) {
 	dir := pluginFiles(t, map[string][]byte{"m.wasm": withSection(t, "describe_error", goodDescriptor(t))})
@@ -290,8 +342,8 @@ func TestInspectIgnoresTheSection(t *testing.T) {
 func TestDescriptorSectionOfBrokenBytes(t *testing.T) {
 	good := withSection(t, "good", []byte(`{}`))
 	for _, b := range [][]byte{nil, []byte("\x00asm\x01\x00\x00\x00\x00\xff"), good[:len(good)-1]} {
-		if _, ok := descriptorSection(b); ok {
-			t.Errorf("a section found in %q", b)
+		if _, ok, err := descriptorSection(b); ok || err != nil {
+			t.Errorf("a section found in %q (%v)", b, err)
 		}
 	}
 	if slices.Equal(good, fixture(t, "good")) {
