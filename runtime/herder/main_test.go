@@ -126,7 +126,7 @@ func (e *env) herder() *Herder {
 	w := e.worker(config.ExactlyOnceDisabled)
 	return New(Config{
 		WorkerID: "w1:8083", ClusterID: "test", Worker: w,
-		Configs: e.configs, Statuses: e.statuses, Offsets: e.offsets, Admin: e.adm,
+		Configs: e.configs, Statuses: e.statuses, Admin: e.adm,
 		Logger: logging.Wrap(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))),
 	})
 }
