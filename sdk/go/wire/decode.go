@@ -207,10 +207,14 @@ func DecodeDataBatch(b []byte) ([]TopicData, error) {
 }
 
 // DecodeBytesBatch decodes a bytes batch. Elements alias b; nulls are nil.
-func DecodeBytesBatch(b []byte) ([][]byte, error) {
+func DecodeBytesBatch(b []byte) ([][]byte, error) { return DecodeBytesBatchInto(nil, b) }
+
+// DecodeBytesBatchInto decodes a bytes batch into dst's backing array when it is large enough, else
+// into a new one. Elements alias b; nulls are nil.
+func DecodeBytesBatchInto(dst [][]byte, b []byte) ([][]byte, error) {
 	d := NewDecoder(b)
 	n := d.count("bytes batch", 4)
-	bs := make([][]byte, n)
+	bs := resize(dst, n)
 	for i := range bs {
 		bs[i] = d.NullableBytes("bytes")
 	}
