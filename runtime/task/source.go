@@ -63,6 +63,11 @@ type Source struct {
 	convertIn  []wire.TopicData // the converters' input, used by the convert stage only
 	produceMu  sync.Mutex       // guards produceErr
 	produceErr error
+	// acked counts the records acknowledged since the last report to Metrics, which happens with
+	// a batch's last acknowledgement or a failure: one update per batch rather than two atomic
+	// adds per record on counters the other stages update too. Only the producer's promises use
+	// it, and kgo calls them one at a time.
+	acked int
 	// offsets that were committable but whose write failed; retried on the next flush.
 	unflushed map[string][]byte
 	txn       *txn // nil: at least once
@@ -485,18 +490,23 @@ func (s *Source) produceBatch(c converted) error {
 	}
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
+			s.reportAcked()
 			s.cfg.Metrics.SourceAbandoned(1)
 			s.setFailure(fmt.Errorf("task %s failed in KAFKA_PRODUCE: %w", s.cfg.ID, err))
 			return
 		}
-		s.cfg.Metrics.SourceRecordsWritten(1)
+		s.acked++
 		if b.ack() {
+			s.reportAcked()
 			s.sends.put(mem) // kgo is done with every record of the batch
 		}
 	}
 	// The batch's records in one array rather than one allocation each, reused once the
 	// producer has acknowledged all of them, which happens for a batch about at once.
 	krs := reuse(&mem.krs, produced)
+	// A record without a timestamp gets the time it is handed to the producer, as Kafka's
+	// producer does; taken once per batch rather than by kgo once per record.
+	now := time.Now()
 	for i, n := 0, 0; n < produced; i++ {
 		// n < produced, not i < len(recs): once the last record is handed over, mem may be
 		// reused at any moment, and nothing of it may be read.
@@ -509,7 +519,7 @@ func (s *Source) produceBatch(c converted) error {
 		}
 		kr := &krs[n]
 		n++
-		setKafkaRecord(kr, r, elem(mem.keys, i), elem(mem.values, i), c.buf != nil)
+		setKafkaRecord(kr, r, elem(mem.keys, i), elem(mem.values, i), now, c.buf != nil)
 		p := promise
 		if s.topics.first(r.Topic) {
 			// As Kafka's recordActiveTopic: a topic is active once a record was written to it. Only
@@ -526,6 +536,15 @@ func (s *Source) produceBatch(c converted) error {
 		s.cfg.Producer.Produce(context.Background(), kr, p)
 	}
 	return nil
+}
+
+// reportAcked tells Metrics about the records acknowledged since it was last told. Called from the
+// producer's promises only.
+func (s *Source) reportAcked() {
+	if s.acked > 0 {
+		s.cfg.Metrics.SourceRecordsWritten(s.acked)
+		s.acked = 0
+	}
 }
 
 func (s *Source) setFailure(err error) {

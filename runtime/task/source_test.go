@@ -3,6 +3,7 @@ package task
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -151,11 +152,27 @@ func TestProducerBuffersAtMostKafkasBufferMemory(t *testing.T) {
 	}
 }
 
-// kafkaRecord is setKafkaRecord into a new record, with the headers aliasing r's.
+// kafkaRecord is setKafkaRecord into a new record, with the headers aliasing r's; one without a
+// timestamp gets the zero time, which the producer replaces with its own.
 func kafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
 	kr := &kgo.Record{}
-	setKafkaRecord(kr, r, key, value, false)
+	setKafkaRecord(kr, r, key, value, time.Time{}, false)
 	return kr
+}
+
+// A record without a timestamp gets the batch's, one with one keeps it.
+func TestKafkaRecordTimestamps(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	var kr kgo.Record
+	setKafkaRecord(&kr, &wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, nil, nil, now, false)
+	if !kr.Timestamp.Equal(now) {
+		t.Fatalf("a record without a timestamp got %v, want the batch's %v", kr.Timestamp, now)
+	}
+	kr = kgo.Record{}
+	setKafkaRecord(&kr, &wire.Record{Topic: "t", Partition: -1, Timestamp: 42}, nil, nil, now, false)
+	if kr.Timestamp.UnixMilli() != 42 {
+		t.Fatalf("a record's own timestamp became %v", kr.Timestamp)
+	}
 }
 
 // A batch whose POLL buffer is reused must not leave the producer with header values in it.
@@ -163,7 +180,7 @@ func TestOwnedHeadersDoNotAliasThePollBuffer(t *testing.T) {
 	buf := []byte("value")
 	r := &wire.Record{Topic: "t", Partition: -1, Timestamp: -1, Headers: []wire.Header{{Key: "h", Value: wire.Bytes(buf)}, {Key: "n", Value: wire.Null()}}}
 	var kr kgo.Record
-	setKafkaRecord(&kr, r, nil, nil, true)
+	setKafkaRecord(&kr, r, nil, nil, time.Now(), true)
 	copy(buf, "XXXXX")
 	if got := string(kr.Headers[0].Value); got != "value" {
 		t.Fatalf("header value changed with the POLL buffer: %q", got)
