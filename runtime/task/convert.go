@@ -80,12 +80,12 @@ type explicitPartitionKey struct{}
 // as it carries nothing else.
 var explicitPartition = context.WithValue(context.Background(), explicitPartitionKey{}, true)
 
-// setKafkaRecord fills kr, a zero record, with a converted source record; one without a
-// timestamp gets now. The header values alias r's unless own is set, which a batch whose POLL
-// buffer is reused once it is converted needs: the producer holds its records until they are
-// acknowledged.
+// setKafkaRecord overwrites kr (every field: a reused record keeps nothing of its last use) with
+// a converted source record; one without a timestamp gets now. The header values alias r's unless
+// own is set, which a batch whose POLL buffer is reused once it is converted needs: the producer
+// holds its records until they are acknowledged.
 func setKafkaRecord(kr *kgo.Record, r *wire.Record, key, value []byte, now time.Time, own bool) {
-	kr.Topic, kr.Key, kr.Value, kr.Timestamp = r.Topic, key, value, now
+	*kr = kgo.Record{Topic: r.Topic, Key: key, Value: value, Timestamp: now}
 	if r.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(r.Timestamp)
 	}

@@ -503,7 +503,10 @@ func (s *Source) produceBatch(c converted) error {
 	}
 	// The batch's records in one array rather than one allocation each, reused once the
 	// producer has acknowledged all of them, which happens for a batch about at once.
-	krs := reuse(&mem.krs, produced)
+	if cap(mem.krs) < produced {
+		mem.krs = make([]kgo.Record, produced)
+	}
+	krs := mem.krs[:produced] // not cleared: setKafkaRecord overwrites each record
 	// A record without a timestamp gets the time it is handed to the producer, as Kafka's
 	// producer does; taken once per batch rather than by kgo once per record.
 	now := time.Now()

@@ -160,7 +160,8 @@ func kafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
 	return kr
 }
 
-// A record without a timestamp gets the batch's, one with one keeps it.
+// A record without a timestamp gets the batch's, one with one keeps it; setKafkaRecord overwrites
+// every field.
 func TestKafkaRecordTimestamps(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
 	var kr kgo.Record
@@ -168,10 +169,14 @@ func TestKafkaRecordTimestamps(t *testing.T) {
 	if !kr.Timestamp.Equal(now) {
 		t.Fatalf("a record without a timestamp got %v, want the batch's %v", kr.Timestamp, now)
 	}
-	kr = kgo.Record{}
+	// A record reused from an acknowledged batch keeps nothing of it.
+	kr.Offset, kr.ProducerID, kr.Headers, kr.Context = 7, 3, []kgo.RecordHeader{{Key: "old"}}, explicitPartition
 	setKafkaRecord(&kr, &wire.Record{Topic: "t", Partition: -1, Timestamp: 42}, nil, nil, now, false)
 	if kr.Timestamp.UnixMilli() != 42 {
 		t.Fatalf("a record's own timestamp became %v", kr.Timestamp)
+	}
+	if kr.Offset != 0 || kr.ProducerID != 0 || kr.Headers != nil || kr.Context != nil {
+		t.Fatalf("a reused record kept fields of its last use: %+v", kr)
 	}
 }
 
