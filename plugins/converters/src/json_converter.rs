@@ -125,6 +125,7 @@ impl JsonConverter {
     }
 
     /// Starts the value: {"schema":<schema>,"payload": with schemas.enable, else nothing.
+    #[inline]
     fn open(&self, out: &mut Vec<u8>, schema: &[u8]) {
         if self.schemas_enable {
             out.extend_from_slice(b"{\"schema\":");
@@ -133,6 +134,7 @@ impl JsonConverter {
         }
     }
 
+    #[inline]
     fn close(&self, out: &mut Vec<u8>) {
         if self.schemas_enable {
             out.push(b'}');

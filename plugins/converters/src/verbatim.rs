@@ -25,6 +25,7 @@ pub fn written_as_is(s: &Schema, b: &[u8], o: &Options, w: &mut Work) -> bool {
 struct No;
 
 /// The end of the value of `s` at `i`, recognised here or read by the payload parser.
+#[inline(always)]
 fn value(s: &Schema, b: &[u8], i: usize, o: &Options, w: &mut Work) -> Result<usize, No> {
     match quick(s, b, i, o, w)? {
         Some(end) => Ok(end),
@@ -35,7 +36,9 @@ fn value(s: &Schema, b: &[u8], i: usize, o: &Options, w: &mut Work) -> Result<us
 }
 
 /// The end of the value of `s` at `i` if it is one of those recognised here; `None` if it is for
-/// the payload parser to say.
+/// the payload parser to say. Inlined with `value` into each container, as a call costs a guest
+/// as much as a loop step.
+#[inline(always)]
 fn quick(s: &Schema, b: &[u8], i: usize, o: &Options, w: &mut Work) -> Result<Option<usize>, No> {
     let c = match b.get(i) {
         Some(&c) => c,
