@@ -61,6 +61,7 @@ pub struct Checked {
 
 /// `check_with`, and whether the payload is compact already, which spares a converter that
 /// writes it as it is the pass that compacts it.
+#[inline(always)]
 pub fn check_spacing(s: &Schema, payload: &[u8], o: &Options, w: &mut Work) -> Result<Checked, String> {
     if verbatim::written_as_is(s, payload, o, w) {
         return Ok(Checked { rewritten: false, spaced: false });
