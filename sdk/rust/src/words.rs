@@ -1,5 +1,5 @@
-//! JSON text a word (eight bytes) at a time, four words a step: finding where the plain part of a string ends, comparing
-//! bytes, and writing a JSON string as Jackson (Kafka's JsonConverter) does. In a wasm guest every
+//! JSON text a word (eight bytes) at a time, four words a step: finding where the plain part of
+//! a string ends, comparing bytes, and writing a JSON string as Jackson (Kafka's JsonConverter) does. In a wasm guest every
 //! loop iteration is paid for twice, once for the work and once for the CPU bound's fuel count, so
 //! the per-record text work of the converters and transformations goes through these.
 
