@@ -1,7 +1,8 @@
 //! JSON text a word (eight bytes) at a time, four words a step: finding where the plain part of
-//! a string ends, comparing bytes, and writing a JSON string as Jackson (Kafka's JsonConverter) does. In a wasm guest every
-//! loop iteration is paid for twice, once for the work and once for the CPU bound's fuel count, so
-//! the per-record text work of the converters and transformations goes through these.
+//! a string ends, comparing bytes, and writing a JSON string as Jackson (Kafka's JsonConverter)
+//! does. In a wasm guest every loop iteration is paid for twice, once for the work and once for
+//! the CPU bound's fuel count, so the per-record text work of the converters and transformations
+//! goes through these.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
