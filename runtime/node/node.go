@@ -47,21 +47,22 @@ type Node struct {
 	seeds     kgo.Opt
 	clusterID string
 
-	host    *wasmhost.Host
-	configs *store.ConfigStore
-	offsets store.OffsetBackingStore
+	host     *wasmhost.Host
+	configs  *store.ConfigStore
+	offsets  store.OffsetBackingStore
+	statuses *store.StatusStore
+	metrics  *metrics.Registry
+	worker   *worker.Worker
+	admin    *kgo.Client
+	group    *kgo.Client // group membership; nil without a group
+	herder   *herder.Herder
+	server   *rest.Server
+	peers    *http.Client          // how this worker reaches the others' REST APIs (set by serveREST)
+	rec      *reconcile.Reconciler // connectors.dir's reconciler; nil without
+	recDone  chan struct{}
+
 	// connectorOffsets opens source connectors' own offsets topics; nil in standalone mode.
 	connectorOffsets worker.ConnectorOffsetsFunc
-	statuses         *store.StatusStore
-	metrics          *metrics.Registry
-	worker           *worker.Worker
-	admin            *kgo.Client
-	group            *kgo.Client // group membership; nil without a group
-	herder           *herder.Herder
-	server           *rest.Server
-	peers            *http.Client          // how this worker reaches the others' REST APIs (set by serveREST)
-	rec              *reconcile.Reconciler // connectors.dir's reconciler; nil without
-	recDone          chan struct{}
 
 	cancel context.CancelFunc
 	done   chan struct{}
