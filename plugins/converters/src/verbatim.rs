@@ -201,4 +201,247 @@ mod tests {
             assert_eq!(written_as_is(&s, p, &Options::default(), &mut Work::default()), want, "{} {}", typ, String::from_utf8_lossy(p));
         }
     }
+
+    /// A schema made up by `Gen`: its JSON and what the payloads made for it need to know.
+    enum Spec {
+        Int(u32, &'static str),
+        Float,
+        Bool,
+        Str,
+        Bytes,
+        Array(Box<Spec>),
+        Map(bool, Box<Spec>),
+        Struct(Vec<(String, Spec)>),
+    }
+
+    /// Schemas and payloads from a xorshift generator, most of them near what verbatim accepts:
+    /// limits of each integer type, escapes, nulls, absent, repeated, reordered and unknown
+    /// fields, white space and stray bytes.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn one<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+            xs[self.below(xs.len())]
+        }
+
+        /// A schema's JSON and its spec.
+        fn schema(&mut self, depth: usize) -> (String, Spec) {
+            let k = if depth >= 3 { self.below(8) } else { self.below(12) };
+            let mut extra = String::new();
+            let (typ, spec, defaults): (&str, Spec, &[&str]) = match k {
+                0 => ("int8", Spec::Int(8, ""), &["1", "-128"]),
+                1 => ("int16", Spec::Int(16, ""), &["2"]),
+                2 => ("int32", Spec::Int(32, ""), &["3"]),
+                3 => ("int64", Spec::Int(64, ""), &["4"]),
+                4 => match self.below(3) {
+                    0 => ("int32", Spec::Int(32, "org.apache.kafka.connect.data.Time"), &["5"]),
+                    1 => ("int32", Spec::Int(32, "org.apache.kafka.connect.data.Date"), &["6"]),
+                    _ => ("int64", Spec::Int(64, "org.apache.kafka.connect.data.Timestamp"), &["7"]),
+                },
+                5 => (if self.below(2) == 0 { "float" } else { "double" }, Spec::Float, &["1.5"]),
+                6 => ("boolean", Spec::Bool, &["true"]),
+                7 => ("string", Spec::Str, &["\"d\""]),
+                8 => ("bytes", Spec::Bytes, &["\"AQ==\""]),
+                9 => {
+                    let (items, spec) = self.schema(depth + 1);
+                    extra = format!(r#","items":{}"#, items);
+                    ("array", Spec::Array(Box::new(spec)), &["[]"])
+                }
+                10 => {
+                    let string_keys = self.below(3) != 0;
+                    let (values, spec) = self.schema(depth + 1);
+                    extra = format!(r#","keys":{{"type":"{}"}},"values":{}"#, if string_keys { "string" } else { "int32" }, values);
+                    ("map", Spec::Map(string_keys, Box::new(spec)), &[])
+                }
+                _ => {
+                    let mut fields = Vec::new();
+                    let mut json = Vec::new();
+                    for f in 0..self.below(5) {
+                        let name = self.one(&["a", "b", "c\"q", "é", "d/e", "ab"]).to_string() + &f.to_string();
+                        let (fs, spec) = self.schema(depth + 1);
+                        let mut named = String::new();
+                        append_json_string_to(&mut named, &name);
+                        json.push(format!(r#"{},"field":{}}}"#, &fs[..fs.len() - 1], named));
+                        fields.push((name, spec));
+                    }
+                    extra = format!(r#","fields":[{}]"#, json.join(","));
+                    ("struct", Spec::Struct(fields), &[])
+                }
+            };
+            if let Spec::Int(_, name) = spec {
+                if !name.is_empty() {
+                    extra += &format!(r#","name":"{}""#, name);
+                }
+            }
+            if self.below(2) == 0 {
+                extra += r#","optional":true"#;
+            }
+            if !defaults.is_empty() && self.below(3) == 0 {
+                extra += &format!(r#","default":{}"#, self.one(defaults));
+            }
+            (format!(r#"{{"type":"{}"{}}}"#, typ, extra), spec)
+        }
+
+        /// Maybe white space.
+        fn ws(&mut self, out: &mut String) {
+            if self.below(40) == 0 {
+                out.push_str(self.one(&[" ", "\n", "\t", "\r", "  "]));
+            }
+        }
+
+        /// A payload for `s`, most often a valid one.
+        fn payload(&mut self, s: &Spec, out: &mut String) {
+            self.ws(out);
+            if self.below(12) == 0 {
+                out.push_str(self.one(&["null", "nul", "nullx", "true", "1", "\"x\"", "{}", "[]", "1.0"]));
+                return;
+            }
+            match s {
+                Spec::Int(bits, _) => {
+                    let lim = 1i128 << (bits - 1);
+                    let n: String = match self.below(6) {
+                        0 => (lim - 1).to_string(),
+                        1 => (-lim).to_string(),
+                        2 => lim.to_string(),
+                        3 => (-lim - 1).to_string(),
+                        4 => self.one(&["0", "-0", "01", "-", "1.0", "1e2", "1E2", "2.5", "-0.0", "86400000", "86400001", "-1",
+                            "999999999999999999", "1000000000000000000", "-999999999999999999", "12345678901234567890", "1e", "1.", "+1", "0x1", "00"]).to_string(),
+                        _ => ((self.next() % 300) as i64 - 150).to_string(),
+                    };
+                    out.push_str(&n);
+                }
+                Spec::Float => out.push_str(self.one(&["1.5", "-0", "-0.0", "1e308", "1e309", "2", "1E-2", "0.1e+1", "-", "1.", "NaN", "3"])),
+                Spec::Bool => out.push_str(self.one(&["true", "false", "tru", "falsey", "TRUE"])),
+                Spec::Str | Spec::Bytes => {
+                    out.push('"');
+                    for _ in 0..self.below(4) {
+                        out.push_str(self.one(&["abc", "AQ==", "\\\"", "\\\\", "\\u00e9", "\\ud800", "\\ud83d\\ude00", "é", "\u{2028}", "\\/", "/", "\t", "\u{1}", "\\x", "0123456789abcdefghijklmnopqrstuvwxyz"]));
+                    }
+                    if self.below(30) != 0 {
+                        out.push('"');
+                    }
+                }
+                Spec::Array(items) => {
+                    out.push('[');
+                    let n = self.below(4);
+                    for k in 0..n {
+                        if k > 0 {
+                            out.push(',');
+                        }
+                        self.payload(items, out);
+                        self.ws(out);
+                    }
+                    if n > 0 && self.below(30) == 0 {
+                        out.push(',');
+                    }
+                    out.push(']');
+                }
+                Spec::Map(string_keys, values) => {
+                    let n = self.below(4);
+                    out.push(if *string_keys { '{' } else { '[' });
+                    for k in 0..n {
+                        if k > 0 {
+                            out.push(',');
+                        }
+                        let key = self.one(&["k", "l", "k"]);
+                        if *string_keys {
+                            out.push_str(&format!(r#""{}":"#, key));
+                        } else {
+                            out.push_str(&format!("[{},", k % 2));
+                        }
+                        self.payload(values, out);
+                        if !*string_keys {
+                            out.push(']');
+                        }
+                    }
+                    out.push(if *string_keys { '}' } else { ']' });
+                }
+                Spec::Struct(fields) => {
+                    let mut order: Vec<usize> = (0..fields.len()).filter(|_| self.below(5) != 0).collect();
+                    if self.below(10) == 0 && order.len() > 1 {
+                        order.swap(0, 1);
+                    }
+                    if self.below(10) == 0 && !order.is_empty() {
+                        order.push(order[0]);
+                    }
+                    out.push('{');
+                    let mut first = true;
+                    for i in order {
+                        if !first {
+                            out.push(',');
+                        }
+                        first = false;
+                        self.ws(out);
+                        append_json_string_to(out, &fields[i].0);
+                        self.ws(out);
+                        out.push(':');
+                        self.payload(&fields[i].1, out);
+                        self.ws(out);
+                    }
+                    if self.below(15) == 0 {
+                        out.push_str(if first { r#""zz":1"# } else { r#","zz":[1,{"y":null}]"# });
+                    }
+                    out.push('}');
+                }
+            }
+        }
+    }
+
+    fn append_json_string_to(out: &mut String, s: &str) {
+        let mut b = Vec::new();
+        wasmconnect::words::append_json_string(&mut b, s.as_bytes());
+        out.push_str(std::str::from_utf8(&b).unwrap());
+    }
+
+    /// Generated schemas and payloads, and payloads with a byte changed: whatever verbatim takes
+    /// as written as it is, the payload parser reads without a rewrite or white space.
+    #[test]
+    fn generated_payloads_agree_with_the_parser() {
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        let mut w = Work::default();
+        let mut accepted = 0;
+        for _ in 0..3000 {
+            let (json, spec) = g.schema(0);
+            let s = match schema::parse(json.as_bytes()) {
+                Ok(Some(s)) => s,
+                other => panic!("{}: {:?}", json, other.err()),
+            };
+            for _ in 0..20 {
+                let mut p = String::new();
+                g.payload(&spec, &mut p);
+                let mut p = p.into_bytes();
+                match g.below(8) {
+                    0 if !p.is_empty() => {
+                        let at = g.below(p.len());
+                        p[at] = *g.one(&["\"", "\\", ",", "}", "]", "\u{1}", "0", "n", ":"]).as_bytes().first().unwrap();
+                    }
+                    1 if !p.is_empty() => p.truncate(g.below(p.len())),
+                    2 => p.extend_from_slice(g.one(&[" ", "x", "}", ",1", "\u{0}"]).as_bytes()),
+                    3 if !p.is_empty() => {
+                        let at = g.below(p.len());
+                        p.insert(at, 0xff);
+                    }
+                    _ => {}
+                }
+                for (keep_nulls, numeric, writing) in [(false, false, true), (true, false, true), (false, true, false), (true, true, false)] {
+                    let o = Options { root: "payload", keep_nulls, writing, numeric };
+                    if written_as_is(&s, &p, &o, &mut w) {
+                        accepted += 1;
+                        let full = conform::check_spacing_parsed(&s, &p, &o, &mut w).map(|c| (c.rewritten, c.spaced));
+                        assert_eq!(full, Ok((false, false)), "schema {} payload {} keep_nulls {}", json, String::from_utf8_lossy(&p), keep_nulls);
+                    }
+                }
+            }
+        }
+        assert!(accepted > 10_000, "only {} accepted", accepted);
+    }
 }
