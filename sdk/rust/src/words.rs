@@ -330,6 +330,34 @@ mod tests {
         }
     }
 
+    /// As `words_agree_with_bytes`, for every length up to 200 (three of `same`'s 64-byte steps and
+    /// a tail; six of the 32-byte ones), each kind of byte at every place, and starts at each byte
+    /// of the first word and around the mark and the end.
+    #[test]
+    fn long_words_agree_with_bytes() {
+        let naive_end = |b: &[u8], i: usize| (i..b.len()).find(|&k| is_special(b[k])).unwrap_or(b.len());
+        for n in 0..=200usize {
+            let plain: Vec<u8> = (0..n).map(|k| b'A' + (k % 58) as u8).filter(|&c| c != b'\\').collect();
+            let n = plain.len();
+            for at in 0..n {
+                for &mark in &[b'"', b'\\', 0x00, 0x1f, 0x7f, 0x80, 0xc3, 0xff, b' '] {
+                    let mut b = plain.clone();
+                    b[at] = mark;
+                    let froms = (0..8).chain(at.saturating_sub(1)..at + 2).chain(n.saturating_sub(9)..=n);
+                    for from in froms.filter(|&f| f <= n) {
+                        assert_eq!(plain_end(&b, from), naive_end(&b, from), "{:?} from {}", b, from);
+                    }
+                    let (mut got, mut want) = (Vec::new(), Vec::new());
+                    append_json_string(&mut got, &b);
+                    append_json_string_bytewise(&mut want, &b);
+                    assert_eq!(got, want, "{:?}", b);
+                    assert_eq!(same(&b, &plain), b == plain, "{:?}", b);
+                    assert!(has_at(&b, at, &b[at..]) && !has_at(&b, at + 1, &b[at..]));
+                }
+            }
+        }
+    }
+
     /// Jackson's string writing a byte at a time, as `append_json_string` was first written.
     fn append_json_string_bytewise(out: &mut Vec<u8>, s: &[u8]) {
         out.push(b'"');
