@@ -74,8 +74,7 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
     let batch = &input[input.len() - d.remaining()..];
     // Declared before the records, which borrow what the steps keep in it.
     let keep = Keep::new();
-    let recs = wire::decode_records(batch)?;
-    let mut cur: Vec<Item> = recs.into_iter().enumerate().map(|(input, rec)| Item { input, rec, changed: false }).collect();
+    let mut cur: Vec<Item> = wire::decode_records_into(batch, |input, rec| Item { input, rec, changed: false })?;
     let mut failures: Vec<Failure> = Vec::new();
     // Each step changes the records where they are (Transformation::apply_mut) and marks the ones
     // that leave the chain, which go at the end of the step: no record is moved or copied between
