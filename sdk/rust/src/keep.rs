@@ -7,20 +7,38 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many of the last kept byte strings `Keep::bytes` looks at before it keeps another: enough
 /// for a chain's steps to alternate between their schemas.
 const RECENT: usize = 4;
 
 /// An append-only store of shared byte strings that lives as long as what borrows from it.
-#[derive(Default)]
 pub struct Keep {
     kept: RefCell<Vec<Rc<[u8]>>>,
+    call: u64,
+}
+
+/// The `call` of the last Keep made.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+impl Default for Keep {
+    fn default() -> Keep {
+        Keep { kept: RefCell::default(), call: CALLS.fetch_add(1, Ordering::Relaxed) + 1 }
+    }
 }
 
 impl Keep {
     pub fn new() -> Keep {
         Keep::default()
+    }
+
+    /// Which call this is (no two Keeps share it). Bytes a chain's records borrow, from the
+    /// input or from `self`, stay where they are and unchanged for as long as `self` lives: a
+    /// transformation may remember what it derived from them by their address and this number,
+    /// and a new number tells it that the call it remembered them from is over.
+    pub fn call(&self) -> u64 {
+        self.call
     }
 
     /// The bytes of `b`, kept for the lifetime of `self`. The steps hold their schema JSON in an
@@ -60,5 +78,6 @@ mod tests {
         }
         assert_eq!(k.kept.borrow().len(), 2 + RECENT);
         assert_eq!(first, b"schema a");
+        assert_ne!(Keep::new().call(), k.call());
     }
 }
