@@ -801,7 +801,7 @@ impl HoistField {
     /// The payload {"<field>":"<text>"} of a hoisted string. It has room for a field or two more,
     /// which an InsertField after it in a chain appends in place.
     fn hoist_payload(&self, text: &[u8]) -> Vec<u8> {
-        let mut payload = Vec::with_capacity(self.prefix.len() + text.len() + 3 + HOIST_ROOM);
+        let mut payload = wasmconnect::keep::buffer(self.prefix.len() + text.len() + 3 + HOIST_ROOM);
         payload.extend_from_slice(&self.prefix);
         connect::append_json_string(&mut payload, text);
         payload.push(b'}');

@@ -9,6 +9,57 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The spare buffers `buffer` hands out: the payloads of the records of the calls before, given
+/// back by `recycle`. A chain step that writes a new payload per record (HoistField) would
+/// otherwise cost an allocation and a free per record; the guest's linear memory never shrinks,
+/// so holding the buffers of one batch costs no memory the batch did not already take.
+struct Spares {
+    bufs: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+thread_local! {
+    static SPARES: RefCell<Spares> = RefCell::new(Spares { bufs: Vec::new(), bytes: 0 });
+}
+
+/// The most bytes of spare buffers held, and the largest buffer held: a batch of a few thousand
+/// records of a few hundred bytes.
+const SPARE_BYTES: usize = 2 << 20;
+const SPARE_MAX: usize = 4096;
+
+/// An empty buffer with room for at least `cap` bytes: a spare one if there is one.
+pub fn buffer(cap: usize) -> Vec<u8> {
+    let spare = SPARES.with(|s| {
+        let mut s = s.borrow_mut();
+        let b = s.bufs.pop()?;
+        s.bytes -= b.capacity();
+        Some(b)
+    });
+    match spare {
+        Some(mut b) => {
+            b.reserve(cap);
+            b
+        }
+        None => Vec::with_capacity(cap),
+    }
+}
+
+/// Gives `b` back for `buffer` to hand out again (or frees it, when enough are held).
+pub fn recycle(mut b: Vec<u8>) {
+    let c = b.capacity();
+    if c == 0 || c > SPARE_MAX {
+        return;
+    }
+    SPARES.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.bytes + c <= SPARE_BYTES {
+            b.clear();
+            s.bytes += c;
+            s.bufs.push(b);
+        }
+    });
+}
+
 /// How many of the last kept byte strings `Keep::bytes` looks at before it keeps another: enough
 /// for a chain's steps to alternate between their schemas.
 const RECENT: usize = 4;
@@ -79,5 +130,18 @@ mod tests {
         assert_eq!(k.kept.borrow().len(), 2 + RECENT);
         assert_eq!(first, b"schema a");
         assert_ne!(Keep::new().call(), k.call());
+    }
+
+    #[test]
+    fn recycles_buffers() {
+        let mut b = buffer(100);
+        b.extend_from_slice(b"payload");
+        let at = b.as_ptr();
+        recycle(b);
+        let again = buffer(50);
+        assert!(again.is_empty() && again.capacity() >= 100);
+        assert_eq!(again.as_ptr(), at);
+        recycle(Vec::with_capacity(SPARE_MAX + 1));
+        assert!(buffer(1).capacity() < SPARE_MAX + 1);
     }
 }
