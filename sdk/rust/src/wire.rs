@@ -408,18 +408,22 @@ impl<'a> Quick<'a> {
         Some(b)
     }
 
+    /// The next N bytes as an array: one bounds check and one load.
+    #[inline(always)]
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let a: [u8; N] = self.buf.get(self.off..)?.get(..N)?.try_into().ok()?;
+        self.off += N;
+        Some(a)
+    }
+
     #[inline(always)]
     fn u32(&mut self) -> Option<u32> {
-        let b = self.take(4)?;
-        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.array().map(u32::from_le_bytes)
     }
 
     #[inline(always)]
     fn i64(&mut self) -> Option<i64> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Some(i64::from_le_bytes(a))
+        self.array().map(i64::from_le_bytes)
     }
 
     #[inline(always)]
@@ -435,7 +439,7 @@ impl<'a> Quick<'a> {
 
     #[inline(always)]
     fn data(&mut self) -> Option<Data<'a>> {
-        Some(match self.take(1)?[0] {
+        Some(match self.array::<1>()?[0] {
             TAG_NULL => Data::Null,
             TAG_BYTES => Data::Bytes(Cow::Borrowed(self.bytes()?)),
             TAG_STRING => Data::String(Cow::Borrowed(self.bytes()?)),

@@ -123,8 +123,15 @@ pub fn append_json_string(out: &mut Vec<u8>, s: &[u8]) {
             i += 16;
             continue;
         }
-        if i + 8 <= s.len() && needs_care(word(s, i)) == 0 {
-            i += 8;
+        if i + 8 <= s.len() {
+            if needs_care(word(s, i)) == 0 {
+                i += 8;
+                continue;
+            }
+        } else if s.len() >= 8 && needs_care(word(s, s.len() - 8)) == 0 {
+            // The last few bytes, in the word that ends the string (it overlaps bytes already
+            // looked at): a line of text rarely ends on a word.
+            i = s.len();
             continue;
         }
         let c = s[i];
@@ -172,6 +179,28 @@ mod tests {
         let mut out = Vec::new();
         append_json_string(&mut out, b"abcdefgh\xe2\x82ijklmnop\xff");
         assert_eq!(String::from_utf8(out).unwrap(), "\"abcdefgh\u{fffd}\u{fffd}ijklmnop\u{fffd}\"");
+    }
+
+    /// A special byte anywhere in strings of every length around the word sizes, the last few
+    /// bytes included, is escaped: what the word steps skip must be plain.
+    #[test]
+    fn json_strings_special_anywhere() {
+        for len in 0..40 {
+            for at in 0..len {
+                for (c, esc) in [(b'"', &b"\\\""[..]), (b'\n', &b"\\n"[..]), (0xff, "\u{fffd}".as_bytes())] {
+                    let mut s = vec![b'a'; len];
+                    s[at] = c;
+                    let mut want = b"\"".to_vec();
+                    want.extend_from_slice(&s[..at]);
+                    want.extend_from_slice(esc);
+                    want.extend_from_slice(&s[at + 1..]);
+                    want.push(b'"');
+                    let mut out = Vec::new();
+                    append_json_string(&mut out, &s);
+                    assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want), "len {} at {}", len, at);
+                }
+            }
+        }
     }
 
     #[test]
