@@ -789,13 +789,12 @@ impl HoistField {
 
 impl HoistField {
     /// The struct schema of a hoisted string, as JSON.
-    fn string_schema(&mut self) -> Result<Rc<[u8]>> {
-        if let Some(raw) = &self.of_string {
-            return Ok(raw.clone());
+    fn string_schema(&mut self) -> Result<&Rc<[u8]>> {
+        if self.of_string.is_none() {
+            let raw = self.schema_for(&Schema::primitive(Type::String, false)).json().map_err(Error::new)?;
+            self.of_string = Some(raw);
         }
-        let raw = self.schema_for(&Schema::primitive(Type::String, false)).json().map_err(Error::new)?;
-        self.of_string = Some(raw.clone());
-        Ok(raw)
+        Ok(self.of_string.as_ref().expect("set above"))
     }
 
     /// The payload {"<field>":"<text>"} of a hoisted string. It has room for a field or two more,
@@ -847,8 +846,8 @@ impl Transformation for HoistField {
     fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
         let d = match self.op.get(r) {
             Data::String(text) => {
-                let schema = self.string_schema()?;
-                Data::Json { schema: Cow::Borrowed(keep.bytes(&schema)), payload: Cow::Owned(self.hoist_payload(text)) }
+                let schema = keep.bytes(self.string_schema()?);
+                Data::Json { schema: Cow::Borrowed(schema), payload: Cow::Owned(self.hoist_payload(text)) }
             }
             _ => return apply_over(self, r),
         };
