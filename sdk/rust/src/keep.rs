@@ -4,6 +4,9 @@
 //! every record the same schema JSON. A record that owned its copy would cost an allocation and a
 //! free per record and step; with `Keep` the steps store the JSON once per call and every record
 //! borrows it, for as long as the records live (they are encoded and dropped before the call ends).
+//!
+//! The payloads a step writes per record are the other allocation per record: `buffer` and
+//! `recycle` hand the buffers of one call's records to the steps of the next.
 
 use std::cell::RefCell;
 use std::rc::Rc;
