@@ -31,7 +31,6 @@ type instance struct {
 	fnCall         api.Function
 	stack          [4]uint64
 	inPtr, inCap   uint32 // the input buffer obtained with wc_alloc, reused across calls
-	enc            []byte // reusable encoding buffer for inputs
 	offsets        OffsetReader
 	stdout, stderr *lineLogger
 	failed         error           // set once: a *TrapError, or errSessionClosed; no call is made after
@@ -208,14 +207,9 @@ func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls
 	}
 	var ptr, n uint32
 	if encode != nil {
-		in.enc = encode(in.enc[:0])
 		var err error
-		if ptr, err = in.write(ctx, plugin, name, in.enc); err != nil {
+		if ptr, n, err = in.encodeInput(ctx, plugin, name, encode); err != nil {
 			return nil, err
-		}
-		n = uint32(len(in.enc))
-		if cap(in.enc) > 16<<20 { // do not keep a one-off huge batch's buffer forever
-			in.enc = nil
 		}
 	}
 	s := in.stack[:]
@@ -228,6 +222,25 @@ func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls
 		return nil, err
 	}
 	return in.result(plugin, name, s[0], dst)
+}
+
+// encodeInput puts the input that encode appends into the instance's input buffer and returns
+// its address and length. It encodes straight into the buffer in guest memory (the slice it hands
+// encode is capped at the buffer's size, so a longer input is appended elsewhere and cannot
+// overrun it): a batch is not encoded and then copied again, which for records or converter
+// values is one pass less over every byte of the batch. An input that does not fit is written,
+// growing the buffer (with headroom) for the next ones.
+func (in *instance) encodeInput(ctx context.Context, plugin, op string, encode func([]byte) []byte) (uint32, uint32, error) {
+	var b []byte
+	if buf, ok := in.mem.Read(in.inPtr, in.inCap); ok && in.inPtr != 0 && len(buf) > 0 {
+		if b = encode(buf[:0]); len(b) > 0 && &b[0] == &buf[0] {
+			return in.inPtr, uint32(len(b)), nil
+		}
+	} else {
+		b = encode(nil)
+	}
+	ptr, err := in.write(ctx, plugin, op, b)
+	return ptr, uint32(len(b)), err
 }
 
 // observe reports a wc_call that reached the guest (invoke ran it, whether or not it trapped).
