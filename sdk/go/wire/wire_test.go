@@ -145,20 +145,41 @@ func TestRecordFastMatchesSlow(t *testing.T) {
 			t.Fatalf("case %d decodes with %v", c, err)
 		}
 		for n := 0; n <= len(in); n++ {
-			fast, slow := NewDecoder(in[:n]), NewDecoder(in[:n])
-			for i := 0; i < len(recs); i++ {
-				var rf, rs Record
-				fast.Record(&rf)
-				slow.recordSlow(&rs)
-				if fast.Err() == nil && !reflect.DeepEqual(rf, rs) {
-					t.Fatalf("%d bytes, record %d: fast %+v, slow %+v", n, i, rf, rs)
-				}
-				if fmt.Sprint(fast.Err()) != fmt.Sprint(slow.Err()) || fast.Remaining() != slow.Remaining() {
-					t.Fatalf("%d bytes, record %d: fast %v (%d left), slow %v (%d left)", n, i, fast.Err(), fast.Remaining(), slow.Err(), slow.Remaining())
-				}
-			}
+			fastMatchesSlow(t, in[:n], len(recs))
 		}
 	}
+}
+
+// fastMatchesSlow decodes n records of in with Decoder.Record and with its field-by-field path
+// alone, and fails t where the records, the errors or the bytes left differ.
+func fastMatchesSlow(t *testing.T, in []byte, n int) {
+	fast, slow := NewDecoder(in), NewDecoder(in)
+	for i := 0; i < n; i++ {
+		var rf, rs Record
+		fast.Record(&rf)
+		slow.recordSlow(&rs)
+		if fast.Err() == nil && !reflect.DeepEqual(rf, rs) {
+			t.Fatalf("%d bytes, record %d: fast %+v, slow %+v", len(in), i, rf, rs)
+		}
+		if fmt.Sprint(fast.Err()) != fmt.Sprint(slow.Err()) || fast.Remaining() != slow.Remaining() {
+			t.Fatalf("%d bytes, record %d: fast %v (%d left), slow %v (%d left)", len(in), i, fast.Err(), fast.Remaining(), slow.Err(), slow.Remaining())
+		}
+	}
+}
+
+// FuzzRecordFastMatchesSlow is TestRecordFastMatchesSlow on any bytes: a record stream the
+// fast path takes is decoded as the field-by-field path decodes it, and one it leaves fails
+// the same way.
+func FuzzRecordFastMatchesSlow(f *testing.F) {
+	f.Add(AppendRecords(nil, []Record{
+		{Topic: "t", Partition: 3, Offset: 7, Timestamp: 9, Key: Bytes([]byte{}), Value: JSON([]byte(`{"type":"string"}`), []byte(`"x"`)),
+			Headers: []Header{{Key: "a", Value: Bytes([]byte{1})}, {Key: "b"}, {Key: "c", Value: JSON(nil, []byte("1"))}}, SourceOffset: []byte("o")},
+		{Topic: "t", Value: String("v")},
+		{Topic: "u", Key: String("k")},
+	})[4:])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fastMatchesSlow(t, b, 4)
+	})
 }
 
 // decodeAll decodes n records from b (fewer if it fails).
