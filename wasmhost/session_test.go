@@ -179,6 +179,26 @@ func TestConvertersShareOneInstance(t *testing.T) {
 	if value.in.inCap <= before || string(out[4999]) != strings.Repeat("v", 100)+"4999" {
 		t.Fatalf("big batch: buffer %d -> %d bytes, last = %q", before, value.in.inCap, out[4999])
 	}
+	// The input is encoded straight into that buffer: one that fills it to the byte, one a byte
+	// longer (encoded elsewhere and written, growing the buffer) and a small one after them each
+	// reach the guest whole.
+	capacity := int(value.in.inCap)
+	for _, extra := range []int{0, 1, -capacity + 20} {
+		one := wire.AppendDataBatch(nil, []wire.TopicData{{Topic: "t", Value: wire.String("")}})
+		n := capacity + extra - len(one) // the string that makes the batch that long
+		if n < 0 {
+			n = 3
+		}
+		v := strings.Repeat("x", n-1) + "y"
+		batch := []wire.TopicData{{Topic: "t", Value: wire.String(v)}}
+		if got := len(wire.AppendDataBatch(nil, batch)); extra >= 0 && got != capacity+extra {
+			t.Fatalf("a batch of %d bytes, want %d", got, capacity+extra)
+		}
+		out, err := value.FromConnect(ctx, batch)
+		if err != nil || len(out) != 1 || string(out[0]) != v {
+			t.Fatalf("a %d-byte input into a %d-byte buffer: %d values, %v", capacity+extra, capacity, len(out), err)
+		}
+	}
 	if err := value.Put(ctx, nil); err == nil {
 		t.Fatal("PUT on a converter succeeded")
 	}
