@@ -186,6 +186,11 @@ func TestFusedChainMatchesStepByStepGenerated(t *testing.T) {
 		{"ExtractField$Value", map[string]string{"field": "line"}},
 		{"InsertHeader", map[string]string{"header": "h", "value.literal": "x"}},
 		{"DropHeaders", map[string]string{"headers": "h"}},
+		{"Cast$Value", map[string]string{"spec": "id:string"}},
+		{"Flatten$Value", nil},
+		{"SetSchemaMetadata$Value", map[string]string{"schema.name": "n", "schema.version": "2"}},
+		{"TimestampRouter", map[string]string{"topic.format": "${topic}-x"}},
+		{"HeaderFrom$Value", map[string]string{"fields": "t", "headers": "ht", "operation": "copy"}},
 	}
 	schemaA := []byte(`{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"t"}],"optional":false}`)
 	schemaB := []byte(`{"type":"struct","fields":[{"type":"string","optional":true,"field":"line"}],"optional":false}`)
@@ -207,6 +212,9 @@ func TestFusedChainMatchesStepByStepGenerated(t *testing.T) {
 		wire.JSON([]byte(`{"type":"string","optional":false}`), []byte(`"s"`)),
 		wire.JSON([]byte(`{"type":"struct","fields":[],"optional":false}`), []byte(`{}`)),
 		wire.Bytes([]byte{0, 1}),
+		wire.JSON([]byte(`{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"struct","fields":[{"type":"int64","optional":true,"field":"x"}],"optional":true,"field":"n"}],"optional":false}`),
+			[]byte(`{"id":5,"n":{"x":1}}`)),
+		wire.JSON(nil, []byte(`{"id":6,"n":{"x":[1,{"y":"\u00e9"}]},"t":"\ud83d\ude00"}`)),
 	}
 	topics := []string{"lines", "orders-eu", "orders-us", "o-eu", "other"}
 	rng := uint64(0x2545f4914f6cdd1d)
