@@ -265,7 +265,7 @@ mod tests {
                 _ => {
                     let mut fields = Vec::new();
                     let mut json = Vec::new();
-                    for f in 0..self.below(5) {
+                    for f in 0..self.below(if depth == 0 { 11 } else { 5 }) {
                         let name = self.one(&["a", "b", "c\"q", "é", "d/e", "ab"]).to_string() + &f.to_string();
                         let (fs, spec) = self.schema(depth + 1);
                         let mut named = String::new();
