@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -31,7 +32,6 @@ type instance struct {
 	fnCall         api.Function
 	stack          [4]uint64
 	inPtr, inCap   uint32 // the input buffer obtained with wc_alloc, reused across calls
-	enc            []byte // reusable encoding buffer for inputs
 	offsets        OffsetReader
 	stdout, stderr *lineLogger
 	failed         error           // set once: a *TrapError, or errSessionClosed; no call is made after
@@ -72,7 +72,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 
 	// A start section runs guest code during instantiation, so the CPU bound applies here too.
 	cctx, stop := h.cpu.start(ctx, nil)
-	mod, err := h.rt.InstantiateModule(in.bind(cctx), compiled, mc)
+	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(in.bind(cctx), memoryAllocator), compiled, mc)
 	stop()
 	if err != nil {
 		h.release(m)
@@ -199,6 +199,11 @@ func (in *instance) call(ctx context.Context, plugin string, obs PluginCalls, op
 	return in.callInto(ctx, plugin, obs, op, handle, encode, nil)
 }
 
+// encodeBuffers holds the buffers (*[]byte) calls encode their input in, which is copied into the
+// guest at once: shared by the instances, reused by a steady stream of batches, and dropped by the
+// collections after a burst (a sync.Pool), so that an idle task does not keep its largest input.
+var encodeBuffers sync.Pool
+
 // callInto is call copying the result into dst's backing array when it is large enough, so that a
 // caller that reuses its buffer (the source loop's POLL results) does not allocate one per call.
 func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls, op wire.Op, handle int32, encode func([]byte) []byte, dst []byte) ([]byte, error) {
@@ -208,14 +213,19 @@ func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls
 	}
 	var ptr, n uint32
 	if encode != nil {
-		in.enc = encode(in.enc[:0])
-		var err error
-		if ptr, err = in.write(ctx, plugin, name, in.enc); err != nil {
-			return nil, err
+		enc, _ := encodeBuffers.Get().(*[]byte)
+		if enc == nil {
+			enc = new([]byte)
 		}
-		n = uint32(len(in.enc))
-		if cap(in.enc) > 16<<20 { // do not keep a one-off huge batch's buffer forever
-			in.enc = nil
+		*enc = encode((*enc)[:0])
+		var err error
+		ptr, err = in.write(ctx, plugin, name, *enc)
+		n = uint32(len(*enc))
+		if cap(*enc) <= 16<<20 { // do not keep a one-off huge batch's buffer
+			encodeBuffers.Put(enc)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	s := in.stack[:]

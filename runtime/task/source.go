@@ -58,9 +58,9 @@ type Source struct {
 	transforms *stage[polledBatch]
 	convert    *stage[transformed]
 	produce    *stage[converted]
-	polls      *pollBuffers     // the memory of the batches in the pipeline, reused
-	convertIn  []wire.TopicData // the converters' input, used by the convert stage only
-	produceMu  sync.Mutex       // guards produceErr
+	polls      *pollBuffers            // the memory of the batches in the pipeline, reused
+	convertIn  scratch[wire.TopicData] // the converters' input
+	produceMu  sync.Mutex              // guards produceErr
 	produceErr error
 	// offsets that were committable but whose write failed; retried on the next flush.
 	unflushed map[string][]byte
@@ -355,8 +355,8 @@ func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 			// keys of a file source need no input built.
 			return make([][]byte, len(recs)), nil
 		}
-		in := reuse(&s.convertIn, len(recs))
-		defer clear(in) // the values alias the batch's buffer, which is reused
+		kept, in := s.convertIn.get(len(recs))
+		defer s.convertIn.put(kept) // cleared: the values alias the batch's buffer, which is reused
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}
