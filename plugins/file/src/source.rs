@@ -239,7 +239,9 @@ impl FileSourceTask {
             self.start = 0;
         }
         let len = self.buf.len();
-        self.buf.resize(len + READ_CHUNK, 0);
+        // Up to a chunk in all, so that the partial line before the read does not double buf;
+        // a partial line longer than that grows it by a quarter chunk at least.
+        self.buf.resize(READ_CHUNK.max(len + READ_CHUNK / 4), 0);
         let f = self.file.as_mut().expect("fill with an open file");
         let r = loop {
             match f.read(&mut self.buf[len..]) {
