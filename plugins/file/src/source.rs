@@ -214,13 +214,14 @@ impl FileSourceTask {
         }
         let bytes: usize = self.lines.iter().map(|(s, e)| SourceBatch::record_len(&self.topic, e - s)).sum();
         if batch.room() < bytes {
-            let rest = self.batch_size - batch.len() - self.lines.len();
-            let per_line = bytes / self.lines.len();
-            // Bytes of the file not read yet, and not yet cut into lines.
-            let unread = self.file.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| (m.len() as i64 - self.pos).max(0) as usize);
-            let line = (self.buf.len() - self.start + unread) / (per_line - SourceBatch::record_len(&self.topic, 0) + 1).max(1);
+            // The lines still to come: up to batch.size in all, and as many as the bytes of the
+            // file after the last line cut hold at the mean length so far.
+            let per_record = bytes / self.lines.len();
+            let per_line = per_record - SourceBatch::record_len(&self.topic, 0) + 1;
+            let left = self.file.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| (m.len() as i64 - self.pos).max(0) as usize);
+            let more = (self.batch_size - batch.len() - self.lines.len()).min(left / per_line + 1);
             // and the last record's source partition and offset, {"filename":...} {"position":...}
-            batch.reserve(bytes + rest.min(line + 1) * per_line + self.filename.len() + 64);
+            batch.reserve(bytes + more * per_record + self.filename.len() + 64);
         }
         for &(s, e) in &self.lines {
             batch.push(&SourceRecord { topic: &self.topic, value: Data::text(&self.buf[s..e]), timestamp: Some(ts), ..Default::default() });
