@@ -148,7 +148,11 @@ func (c *checker) section(ps []Plugin) {
 		c.fail("descriptor section", "%s", err)
 		return
 	}
-	desc, ok := descriptorSection(b)
+	desc, ok, err := descriptorSection(b)
+	if err != nil {
+		c.fail("descriptor section", "a worker would skip this module: %s", err)
+		return
+	}
 	if !ok {
 		return
 	}

@@ -65,9 +65,10 @@ type Config struct {
 	// resolver.
 	Lookup netgrant.Lookup
 	// CompileAfter, when set, holds the background compiles of the modules a scan described back
-	// until it is closed: a worker closes it once it has joined its group, so that its start does not
-	// share the CPUs (and the garbage collector) with compiling a large Go guest for seconds. A
-	// module that an instance needs first still compiles at once (lazy.go). Nil: compile at once.
+	// until it is closed: a worker closes it once it has joined its group, or a few seconds after
+	// it serves requests if it has not joined by then, so that its start does not share the CPUs
+	// (and the garbage collector) with compiling a large Go guest for seconds. A module that an
+	// instance needs first still compiles at once (lazy.go). Nil: compile at once.
 	CompileAfter <-chan struct{}
 	// Logger receives host diagnostics and, tagged per connector and task, guest log lines and
 	// stdout/stderr. Nil: slog.Default().

@@ -199,11 +199,6 @@ func (in *instance) call(ctx context.Context, plugin string, obs PluginCalls, op
 	return in.callInto(ctx, plugin, obs, op, handle, encode, nil)
 }
 
-// encodeBuffers holds the buffers (*[]byte) calls encode their input in, which is copied into the
-// guest at once: shared by the instances, reused by a steady stream of batches, and dropped by the
-// collections after a burst (a sync.Pool), so that an idle task does not keep its largest input.
-var encodeBuffers sync.Pool
-
 // callInto is call copying the result into dst's backing array when it is large enough, so that a
 // caller that reuses its buffer (the source loop's POLL results) does not allocate one per call.
 func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls, op wire.Op, handle int32, encode func([]byte) []byte, dst []byte) ([]byte, error) {
@@ -213,18 +208,8 @@ func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls
 	}
 	var ptr, n uint32
 	if encode != nil {
-		enc, _ := encodeBuffers.Get().(*[]byte)
-		if enc == nil {
-			enc = new([]byte)
-		}
-		*enc = encode((*enc)[:0])
 		var err error
-		ptr, err = in.write(ctx, plugin, name, *enc)
-		n = uint32(len(*enc))
-		if cap(*enc) <= 16<<20 { // do not keep a one-off huge batch's buffer
-			encodeBuffers.Put(enc)
-		}
-		if err != nil {
+		if ptr, n, err = in.encodeInput(ctx, plugin, name, encode); err != nil {
 			return nil, err
 		}
 	}
@@ -238,6 +223,25 @@ func (in *instance) callInto(ctx context.Context, plugin string, obs PluginCalls
 		return nil, err
 	}
 	return in.result(plugin, name, s[0], dst)
+}
+
+// encodeInput puts the input that encode appends into the instance's input buffer and returns
+// its address and length. It encodes straight into the buffer in guest memory (the slice it hands
+// encode is capped at the buffer's size, so a longer input is appended elsewhere and cannot
+// overrun it): a batch is not encoded and then copied again, which for records or converter
+// values is one pass less over every byte of the batch. An input that does not fit is written,
+// growing the buffer (with headroom) for the next ones.
+func (in *instance) encodeInput(ctx context.Context, plugin, op string, encode func([]byte) []byte) (uint32, uint32, error) {
+	var b []byte
+	if buf, ok := in.mem.Read(in.inPtr, in.inCap); ok && in.inPtr != 0 && len(buf) > 0 {
+		if b = encode(buf[:0]); len(b) > 0 && &b[0] == &buf[0] {
+			return in.inPtr, uint32(len(b)), nil
+		}
+	} else {
+		b = encode(nil)
+	}
+	ptr, err := in.write(ctx, plugin, op, b)
+	return ptr, uint32(len(b)), err
 }
 
 // observe reports a wc_call that reached the guest (invoke ran it, whether or not it trapped).

@@ -11,10 +11,11 @@ package wasmhost
 //     reading the file, or else checked and described in wazero's interpreter, which compiles a Go
 //     guest in 0.1-0.25 s (several times that on a busy machine) and runs its _initialize and
 //     wc_describe in ~50 ms. It is then compiled in the background, at once or when
-//     Config.CompileAfter says (a worker: once it serves requests), so that a compile error still
-//     shows at start-up and the caches fill. Its descriptor is cached once it has compiled. A
-//     module whose background compile fails (its shape, for one described from its section) is
-//     dropped from the catalogue and listed in LoadErrors, as if New had refused it.
+//     Config.CompileAfter says (a worker: once it has joined its group, or a few seconds after it
+//     serves requests), so that a compile error still shows at start-up and the caches fill. Its
+//     descriptor is cached once it has compiled. A module whose background compile fails (its
+//     shape, for one described from its section) is dropped from the catalogue and listed in
+//     LoadErrors, as if New had refused it.
 //
 // An instance waits for its module's compile (compiledModule); a module that is needed first is
 // compiled by the goroutine that needs it, ahead of the background queue.

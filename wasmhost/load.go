@@ -124,12 +124,16 @@ func (h *Host) loadModule(ctx context.Context, d *describer, path string, b []by
 	if !bytes.HasPrefix(b, []byte("\x00asm")) {
 		return nil, fmt.Errorf("not a WebAssembly module: the file does not start with the \\0asm magic number")
 	}
+	desc, hasSection, err := descriptorSection(b)
+	if err != nil && !h.callDescribe {
+		return nil, err // before the cache: the module is refused whatever an earlier host made of it
+	}
 	m := &module{path: path, base: filepath.Base(path), sum: sum}
 	if c, ok := h.cachedDescriptor(m); ok {
 		m.hasInitialize, m.cached = c.Initialize, true
 		return m, h.parseDescriptor(m, c.Descriptor)
 	}
-	if desc, ok := descriptorSection(b); ok && !h.callDescribe {
+	if hasSection && !h.callDescribe {
 		if err := h.parseDescriptor(m, desc); err != nil {
 			return nil, fmt.Errorf("custom section %s: %w", DescriptorSection, err)
 		}

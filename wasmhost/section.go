@@ -15,9 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // DescriptorSection is the name of the custom section that holds a module's descriptor: the exact
@@ -62,24 +64,55 @@ func sections(b []byte) ([]wasmSection, error) {
 	return out, nil
 }
 
+// MaxDescriptorBytes bounds the contents of a descriptor section (sdk/ABI.md §3.1). A host reads
+// the section of every module on the plugin path at start, before anything else bounds the module
+// (the memory limit applies when it compiles), and keeps the descriptor until the module compiles:
+// without a bound, a section megabytes long (a descriptor padded, or one a toolchain wrote wrong)
+// would cost that much memory and JSON parsing per module, in every worker. The largest built-in
+// descriptor, the transformations', is 33 KB; 1 MiB leaves thirty times that.
+const MaxDescriptorBytes = 1 << 20
+
 // descriptorSection returns the contents of b's descriptor section, if it has one that can be
-// found; a module whose sections do not parse is left to the compiler to refuse.
-func descriptorSection(b []byte) ([]byte, bool) {
+// found; a module whose sections do not parse is left to the compiler to refuse. A module with
+// more than one such section, or one over MaxDescriptorBytes, is an error: which of two
+// descriptors a host believed would be a guess.
+func descriptorSection(b []byte) ([]byte, bool, error) {
 	ss, err := sections(b)
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
+	var found []wasmSection
 	for _, s := range ss {
 		if s.id == 0 && s.name == DescriptorSection {
-			return b[s.payload:s.end], true
+			found = append(found, s)
 		}
 	}
-	return nil, false
+	switch {
+	case len(found) == 0:
+		return nil, false, nil
+	case len(found) > 1:
+		at := make([]string, len(found))
+		for i, s := range found {
+			at[i] = fmt.Sprint(s.start)
+		}
+		return nil, false, fmt.Errorf("%d custom sections %s (at bytes %s); a module carries at most one (sdk/ABI.md §3.1): write it again with wasmconnect plugin embed, which replaces them",
+			len(found), DescriptorSection, strings.Join(at, ", "))
+	}
+	s := found[0]
+	if n := s.end - s.payload; n > MaxDescriptorBytes {
+		return nil, false, fmt.Errorf("custom section %s: %d bytes (%s), over the limit of %s (sdk/ABI.md §3.1)",
+			DescriptorSection, n, mib(uint64(n)), mib(MaxDescriptorBytes))
+	}
+	return b[s.payload:s.end], true, nil
 }
 
 // withDescriptorSection returns b without its descriptor sections and with one holding desc
 // appended (custom sections may come anywhere; the last place changes no other section's offset).
 func withDescriptorSection(b, desc []byte) ([]byte, error) {
+	if len(desc) > MaxDescriptorBytes {
+		return nil, fmt.Errorf("the descriptor is %d bytes (%s), over the limit of %s for its custom section %s (sdk/ABI.md §3.1)",
+			len(desc), mib(uint64(len(desc))), mib(MaxDescriptorBytes), DescriptorSection)
+	}
 	ss, err := sections(b)
 	if err != nil {
 		return nil, err
@@ -90,12 +123,17 @@ func withDescriptorSection(b, desc []byte) ([]byte, error) {
 			out = append(out, b[s.start:s.end]...)
 		}
 	}
-	name := binary.AppendUvarint(nil, uint64(len(DescriptorSection)))
-	name = append(name, DescriptorSection...)
-	out = append(out, 0)
-	out = binary.AppendUvarint(out, uint64(len(name)+len(desc)))
-	out = append(out, name...)
-	return append(out, desc...), nil
+	return appendCustomSection(out, DescriptorSection, desc), nil
+}
+
+// appendCustomSection appends to b a custom section named name holding payload.
+func appendCustomSection(b []byte, name string, payload []byte) []byte {
+	n := binary.AppendUvarint(nil, uint64(len(name)))
+	n = append(n, name...)
+	b = append(b, 0)
+	b = binary.AppendUvarint(b, uint64(len(n)+len(payload)))
+	b = append(b, n...)
+	return append(b, payload...)
 }
 
 // EmbedDescriptor describes the module wasm by calling it, as a host does for a module without
@@ -130,35 +168,66 @@ func EmbedDescriptor(ctx context.Context, wasm []byte, cfg Config) ([]byte, erro
 // are this function. out is written whole or not at all (a temporary file in its directory,
 // renamed over it), with in's permissions, so that a module that cannot be described, or a failed
 // write, leaves both files as they were and a worker watching out's directory never sees half a
-// module.
-func EmbedDescriptorFile(ctx context.Context, in, out string, cfg Config) error {
+// module. An out that is a symbolic link is written through, atomically, to the file it resolves
+// to, and stays a link (as sed -i --follow-symlinks does): a plugin directory of links to a build's
+// output is the usual case, and replacing the link with a copy would leave the build's file
+// without its section and the directory with a module the next build does not update. It returns
+// the file it wrote: out, or the file out links to.
+func EmbedDescriptorFile(ctx context.Context, in, out string, cfg Config) (string, error) {
 	b, err := os.ReadFile(in)
 	if err != nil {
-		return err
+		return "", err
 	}
 	st, err := os.Stat(in)
 	if err != nil {
-		return err
+		return "", err
+	}
+	target, err := linkTarget(out)
+	if err != nil {
+		return "", err
 	}
 	embedded, err := EmbedDescriptor(ctx, b, cfg)
 	if err != nil {
-		return err
+		return "", err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".embed-*.tmp")
+	return target, writeAtomically(target, embedded, st.Mode().Perm())
+}
+
+// linkTarget is the file a write to path must replace: path itself, unless it is a symbolic link,
+// then the file the link resolves to. A link that resolves to nothing is an error rather than a
+// file created wherever it points.
+func linkTarget(path string) (string, error) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.Mode()&fs.ModeSymlink == 0) {
+		return path, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot write through the symbolic link %s: %w", path, err)
+	}
+	return target, nil
+}
+
+// writeAtomically replaces file with b, mode perm: a temporary file beside it, renamed over it.
+func writeAtomically(file string, b []byte, perm fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".embed-*.tmp")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(embedded); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), out)
+	return os.Rename(tmp.Name(), file)
 }

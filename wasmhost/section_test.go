@@ -50,7 +50,7 @@ func goodDescriptor(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, ok := descriptorSection(b)
+	desc, ok, _ := descriptorSection(b)
 	if !ok {
 		t.Fatal("EmbedDescriptor wrote no descriptor section")
 	}
@@ -66,7 +66,7 @@ func TestEmbedDescriptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, _ := descriptorSection(once)
+	desc, _, _ := descriptorSection(once)
 	if !bytes.Contains(desc, []byte(`"class":"test.fixture.SeqSourceConnector"`)) {
 		t.Errorf("section holds %q", desc)
 	}
@@ -97,17 +97,17 @@ func TestEmbedDescriptorFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.wasm")
-	if err := EmbedDescriptorFile(ctx, in, out, Config{}); err != nil {
+	if _, err := EmbedDescriptorFile(ctx, in, out, Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(in); !bytes.Equal(b, plain) {
 		t.Error("-o changed the input file")
 	}
 	embedded, _ := os.ReadFile(out)
-	if _, ok := descriptorSection(embedded); !ok {
+	if _, ok, _ := descriptorSection(embedded); !ok {
 		t.Error("no descriptor section in the output file")
 	}
-	if err := EmbedDescriptorFile(ctx, in, in, Config{}); err != nil {
+	if _, err := EmbedDescriptorFile(ctx, in, in, Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(in); !bytes.Equal(b, embedded) {
@@ -122,7 +122,7 @@ func TestEmbedDescriptorFile(t *testing.T) {
 	if err := os.WriteFile(bad, badBytes, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := EmbedDescriptorFile(ctx, bad, out, Config{}); err == nil {
+	if _, err := EmbedDescriptorFile(ctx, bad, out, Config{}); err == nil {
 		t.Error("a module whose wc_describe fails was embedded")
 	}
 	if b, _ := os.ReadFile(bad); !bytes.Equal(b, badBytes) {
@@ -133,6 +133,76 @@ func TestEmbedDescriptorFile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
 		t.Errorf("the directory holds %d entries, want the three modules alone", len(entries))
+	}
+}
+
+// Embedding in place through a symbolic link (a plugin directory of links to a build's output)
+// writes the file the link resolves to, atomically, and leaves the link as it was; so does -o OUT
+// when OUT is a link. A link to nothing is refused, creating no file.
+func TestEmbedDescriptorFileThroughSymlink(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	build, plugins := filepath.Join(root, "build"), filepath.Join(root, "plugins")
+	for _, d := range []string{build, plugins} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(build, "good.wasm")
+	if err := os.WriteFile(target, fixture(t, "good"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(plugins, "good.wasm")
+	const rel = "../build/good.wasm"
+	if err := os.Symlink(rel, link); err != nil {
+		t.Fatal(err)
+	}
+	isLink := func(what string) {
+		t.Helper()
+		if got, err := os.Readlink(link); err != nil || got != rel {
+			t.Errorf("%s: the link reads %q (%v), want it kept as %q", what, got, err, rel)
+		}
+	}
+	written, err := EmbedDescriptorFile(ctx, link, link, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written != target {
+		t.Errorf("in place through a link: wrote %s, want %s", written, target)
+	}
+	isLink("in place")
+	b, _ := os.ReadFile(target)
+	if _, ok, _ := descriptorSection(b); !ok {
+		t.Error("the link's target has no descriptor section")
+	}
+	if st, err := os.Stat(target); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("the target's mode after embed: %v (%v), want 0640", st.Mode(), err)
+	}
+
+	plain := filepath.Join(root, "plain.wasm")
+	if err := os.WriteFile(plain, fixture(t, "good"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(target, nil, 0o640)
+	if written, err := EmbedDescriptorFile(ctx, plain, link, Config{}); err != nil || written != target {
+		t.Fatalf("-o a link: wrote %s, %v", written, err)
+	}
+	isLink("-o a link")
+	if got, _ := os.ReadFile(target); !bytes.Equal(got, b) {
+		t.Error("-o a link: the target does not hold the embedded module")
+	}
+
+	dangling := filepath.Join(plugins, "gone.wasm")
+	if err := os.Symlink("../build/gone.wasm", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EmbedDescriptorFile(ctx, plain, dangling, Config{}); err == nil || !strings.Contains(err.Error(), "symbolic link "+dangling) {
+		t.Errorf("-o a dangling link: %v", err)
+	}
+	for dir, want := range map[string]int{build: 1, plugins: 2} {
+		if entries, _ := os.ReadDir(dir); len(entries) != want {
+			t.Errorf("%s holds %d entries, want %d: nothing but the modules and links", dir, len(entries), want)
+		}
 	}
 }
 
@@ -204,6 +274,58 @@ func TestInvalidDescriptorSection(t *testing.T) {
 	}
 }
 
+// A descriptor section over MaxDescriptorBytes (here a valid descriptor padded with whitespace,
+// which JSON allows) and a module with two sections are refused at load with what is wrong and the
+// size, while a section of exactly the limit loads; the module's other plugins are not listed.
+// plugin embed, which replaces every section with one, mends the duplicate, and refuses to write a
+// descriptor over the limit.
+func TestDescriptorSectionLimits(t *testing.T) {
+	desc := goodDescriptor(t)
+	pad := func(n int) []byte { return append(slices.Clone(desc), bytes.Repeat([]byte(" "), n-len(desc))...) }
+	plain := fixture(t, "good")
+	twice := appendCustomSection(withSection(t, "good", desc), DescriptorSection, desc)
+	for name, tc := range map[string]struct {
+		wasm []byte
+		want string // "" when the module loads
+	}{
+		"big.wasm":   {appendCustomSection(plain, DescriptorSection, pad(MaxDescriptorBytes+1)), "custom section wasmconnect.descriptor: 1048577 bytes (1.0 MiB), over the limit of 1 MiB"},
+		"twice.wasm": {twice, "2 custom sections wasmconnect.descriptor (at bytes "},
+		"limit.wasm": {appendCustomSection(plain, DescriptorSection, pad(MaxDescriptorBytes)), ""},
+	} {
+		path := filepath.Join(pluginFiles(t, map[string][]byte{name: tc.wasm}), name)
+		h, _ := newTestHost(t, Config{PluginPath: []string{filepath.Dir(path)}, CacheDir: t.TempDir()})
+		errs := h.LoadErrors()
+		switch {
+		case tc.want == "" && (len(errs) > 0 || len(h.Plugins()) != 3):
+			t.Errorf("%s: load errors %v, plugins %q", name, errs, pluginNames(h.Plugins()))
+		case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), "plugin module "+path+": "+tc.want)):
+			t.Errorf("%s: load errors %v, want one naming the module and saying %q", name, errs, tc.want)
+		case tc.want != "" && len(h.Plugins()) > 0:
+			t.Errorf("%s: plugins %q of a refused module", name, pluginNames(h.Plugins()))
+		}
+		if tc.want == "" {
+			continue
+		}
+		steps, err := Check(context.Background(), path, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(steps, func(s CheckStep) bool { return s.Name == "descriptor section" }); i < 0 || !strings.Contains(steps[i].Problem, tc.want) {
+			t.Errorf("%s: plugin check does not say %q: %+v", name, tc.want, steps)
+		}
+	}
+	mended, err := EmbedDescriptor(context.Background(), twice, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := descriptorSection(mended); !ok || err != nil || !bytes.Equal(got, desc) {
+		t.Errorf("embed of a module with two sections: %q, %v", got, err)
+	}
+	if _, err := withDescriptorSection(plain, pad(MaxDescriptorBytes+1)); err == nil || !strings.Contains(err.Error(), "over the limit of 1 MiB") {
+		t.Errorf("embedding a descriptor over the limit: %v", err)
+	}
+}
+
 // Inspect reports what the module's code does, not what its section says.
 func TestInspectIgnoresTheSection(t *testing.T) {
 	dir := pluginFiles(t, map[string][]byte{"m.wasm": withSection(t, "describe_error", goodDescriptor(t))})
@@ -220,8 +342,8 @@ func TestInspectIgnoresTheSection(t *testing.T) {
 func TestDescriptorSectionOfBrokenBytes(t *testing.T) {
 	good := withSection(t, "good", []byte(`{}`))
 	for _, b := range [][]byte{nil, []byte("\x00asm\x01\x00\x00\x00\x00\xff"), good[:len(good)-1]} {
-		if _, ok := descriptorSection(b); ok {
-			t.Errorf("a section found in %q", b)
+		if _, ok, err := descriptorSection(b); ok || err != nil {
+			t.Errorf("a section found in %q (%v)", b, err)
 		}
 	}
 	if slices.Equal(good, fixture(t, "good")) {

@@ -288,18 +288,29 @@ func (o *Object) Flush(ctx context.Context, offsets []wire.TopicPartitionOffset)
 // FromConnect serialises a batch of Connect values; the result has one element per input (nil for
 // a null).
 func (o *Object) FromConnect(ctx context.Context, values []wire.TopicData) ([][]byte, error) {
-	out, err := o.do(ctx, wire.OpFromConnect, wire.KindConverter, wire.RoleConverter, func(b []byte) []byte { return wire.AppendDataBatch(b, values) })
+	bs, _, err := o.FromConnectInto(ctx, values, nil, nil)
+	return bs, err
+}
+
+// FromConnectInto is FromConnect reusing the caller's memory: the result is copied into buf's
+// backing array and decoded into out's when they are large enough, else into new ones. It returns
+// the serialised values and the buffer they alias, to pass again once they are no longer used.
+func (o *Object) FromConnectInto(ctx context.Context, values []wire.TopicData, buf []byte, out [][]byte) ([][]byte, []byte, error) {
+	res, err := o.doInto(ctx, wire.OpFromConnect, wire.KindConverter, wire.RoleConverter, func(b []byte) []byte { return wire.AppendDataBatch(b, values) }, buf)
 	if err != nil {
-		return nil, err
+		return nil, buf, err
 	}
-	bs, err := wire.DecodeBytesBatch(out)
+	if res == nil {
+		res = buf // an empty result: buf is still the caller's to reuse
+	}
+	bs, err := wire.DecodeBytesBatchInto(out, res)
 	if err == nil && len(bs) != len(values) {
 		err = fmt.Errorf("%d results for %d values", len(bs), len(values))
 	}
 	if err != nil {
-		return nil, malformed(o.in, o.plugin.Name, wire.OpFromConnect, err)
+		return nil, res, malformed(o.in, o.plugin.Name, wire.OpFromConnect, err)
 	}
-	return bs, nil
+	return bs, res, nil
 }
 
 // ToConnect deserialises a batch of Kafka keys or values into Connect values, one per input.

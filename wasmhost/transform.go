@@ -109,18 +109,7 @@ func (c *Chain) Transform(ctx context.Context, records []wire.Record) ([]wire.Tr
 	if len(records) == 0 {
 		return nil, nil, nil
 	}
-	c.in.mu.Lock()
-	defer c.in.mu.Unlock()
-	for _, s := range c.steps {
-		for _, o := range []*Object{s.Transform, s.Predicate} {
-			if o != nil && o.closed {
-				return nil, nil, fmt.Errorf("wasmhost: plugin %q %s on a closed object", o.plugin.Name, wire.OpTransformChain)
-			}
-		}
-	}
-	// One call runs every step; it is counted against the first transformation's observer, under
-	// the op TRANSFORM_CHAIN, so a chain's cost shows up once and is not split by guess.
-	out, err := c.in.call(ctx, c.name, c.steps[0].Transform.obs, wire.OpTransformChain, 0, func(b []byte) []byte { return wire.AppendChainRequest(b, c.req, records) })
+	out, err := c.call(ctx, records, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,4 +118,44 @@ func (c *Chain) Transform(ctx context.Context, records []wire.Record) ([]wire.Tr
 		return nil, nil, malformed(c.in, c.name, wire.OpTransformChain, err)
 	}
 	return recs, failed, nil
+}
+
+// TransformInto is Transform decoding into res, whose slices are reused, from a copy of the result
+// in buf's backing array when it is large enough: a task that keeps both per batch in flight runs
+// the chain without allocating. It returns the buffer the records alias, to pass again once they
+// are no longer used.
+func (c *Chain) TransformInto(ctx context.Context, records []wire.Record, res *wire.ChainResult, buf []byte) ([]byte, error) {
+	res.Reset()
+	if len(records) == 0 {
+		return buf, nil
+	}
+	out, err := c.call(ctx, records, buf)
+	if err != nil {
+		return buf, err
+	}
+	if out == nil {
+		out = buf[:0]
+	}
+	if err := res.Decode(out, records, len(c.steps)); err != nil {
+		res.Reset()
+		return out, malformed(c.in, c.name, wire.OpTransformChain, err)
+	}
+	return out, nil
+}
+
+// call runs TRANSFORM_CHAIN on records and returns a copy of the result, in dst's backing array
+// when it is large enough.
+func (c *Chain) call(ctx context.Context, records []wire.Record, dst []byte) ([]byte, error) {
+	c.in.mu.Lock()
+	defer c.in.mu.Unlock()
+	for _, s := range c.steps {
+		for _, o := range []*Object{s.Transform, s.Predicate} {
+			if o != nil && o.closed {
+				return nil, fmt.Errorf("wasmhost: plugin %q %s on a closed object", o.plugin.Name, wire.OpTransformChain)
+			}
+		}
+	}
+	// One call runs every step; it is counted against the first transformation's observer, under
+	// the op TRANSFORM_CHAIN, so a chain's cost shows up once and is not split by guess.
+	return c.in.callInto(ctx, c.name, c.steps[0].Transform.obs, wire.OpTransformChain, 0, func(b []byte) []byte { return wire.AppendChainRequest(b, c.req, records) }, dst)
 }

@@ -18,7 +18,7 @@ import (
 var pluginCommands = []command{
 	{"inspect", "inspect FILE.wasm [--json]   kind, classes, version, ABI version, config definitions and imports of a module", runPluginInspect},
 	{"check", "check FILE.wasm [--json]     run a module through the ABI contract in a sandbox; exit 1 on a problem", runPluginCheck},
-	{"embed", "embed FILE.wasm [-o OUT]      write the module's descriptor section, so that a worker lists it without compiling it", runPluginEmbed},
+	{"embed", "embed FILE.wasm [-o OUT]      write the module's descriptor section, so that a worker lists it without compiling it (through a symbolic link, to its target)", runPluginEmbed},
 	{"new", "new --lang LANG NAME [--dir DIR] [--sdk DIR]   write a ready-to-build plugin skeleton with a test (" + strings.Join(templateLangs(), ", ") + ")", runPluginNew},
 }
 
@@ -190,12 +190,13 @@ func runPluginCheck(ctx context.Context, args []string) error {
 }
 
 // runPluginEmbed writes the descriptor section of sdk/ABI.md §3.1 into a module (in place, or to
-// -o OUT): what `make` of a plugin skeleton runs after building, as the repository's Makefile does
-// for the built-ins with embeddescriptor. Both are wasmhost.EmbedDescriptorFile.
+// -o OUT; through a symbolic link, to the file it names, which the output line then shows): what
+// `make` of a plugin skeleton runs after building, as the repository's Makefile does for the
+// built-ins with embeddescriptor. Both are wasmhost.EmbedDescriptorFile.
 func runPluginEmbed(ctx context.Context, args []string) error {
 	var out string
 	file, cfg, err := moduleFlags("embed", "[-o OUT]", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&out, "o", "", "write the module with the section to OUT (default: rewrite FILE.wasm in place)")
+		fs.StringVar(&out, "o", "", "write the module with the section to OUT (default: rewrite FILE.wasm in place; a symbolic link is written through to its target, atomically, and stays a link)")
 	})
 	if err != nil {
 		return err
@@ -203,8 +204,12 @@ func runPluginEmbed(ctx context.Context, args []string) error {
 	if out == "" {
 		out = file
 	}
-	if err := wasmhost.EmbedDescriptorFile(ctx, file, out, cfg); err != nil {
+	written, err := wasmhost.EmbedDescriptorFile(ctx, file, out, cfg)
+	if err != nil {
 		return fmt.Errorf("%s: %w (nothing was written)", file, err)
+	}
+	if written != out {
+		out = fmt.Sprintf("%s -> %s", out, written)
 	}
 	fmt.Printf("%s: wrote custom section %s (sdk/ABI.md §3.1)\n", out, wasmhost.DescriptorSection)
 	return nil

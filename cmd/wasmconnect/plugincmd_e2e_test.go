@@ -132,8 +132,8 @@ func TestPluginCheck(t *testing.T) {
 // wc_describe returns.
 const sectionMatches = "ok    descriptor section: wasmconnect.descriptor says what wc_describe returns"
 
-// plugin embed writes the descriptor section into a module without one, in place or to -o OUT,
-// and plugin check then finds it matching; a module it cannot describe is refused with the reason
+// plugin embed writes the descriptor section into a module without one, in place or to -o OUT (or
+// through a symbolic link), and plugin check then finds it matching; a module it cannot describe is refused with the reason
 // and left as it was, with nothing else written.
 func TestPluginEmbed(t *testing.T) {
 	wat2wasm, err := exec.LookPath("wat2wasm")
@@ -170,6 +170,19 @@ func TestPluginEmbed(t *testing.T) {
 	}
 	if out, _, _ := runCLI(t, "plugin", "check", plain); !strings.Contains(out, sectionMatches) {
 		t.Errorf("plugin check after embed in place lacks %q:\n%s", sectionMatches, out)
+	}
+
+	// Through a symbolic link (a plugin directory of links to a build's output): the file the link
+	// names is written and the link stays a link.
+	link := filepath.Join(t.TempDir(), "linked.wasm")
+	if err := os.Symlink(plain, link); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := runCLI(t, "plugin", "embed", link); code != 0 || !strings.Contains(out, link+" -> "+plain+": wrote") {
+		t.Errorf("embed through a link: exit %d: %s%s", code, out, stderr)
+	}
+	if target, err := os.Readlink(link); err != nil || target != plain {
+		t.Errorf("after embed the link reads %q (%v), want it kept", target, err)
 	}
 
 	broken, _ := brokenModules(t)

@@ -6,11 +6,15 @@ package main
 // plugins it can run.
 
 import (
+	"bytes"
 	"context"
+	wasmbinary "encoding/binary" // binary is the binary under test
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/wasmconnect/wasmconnect/wasmhost"
 	"github.com/wasmconnect/wasmconnect/wasmhost/pluginbuild"
 )
 
@@ -123,6 +128,13 @@ func TestWorkerSkipsForeignModules(t *testing.T) {
 		t.Errorf("/connector-plugins lists %d plugins, want the built-ins' %d: %v", len(plugins), builtins, plugins)
 	}
 
+	checkSkipped(t, w, dir, want)
+}
+
+// checkSkipped checks that w logged one "plugin module not loaded" line for each file of dir that
+// want names, with the phrase want gives it, and no other.
+func checkSkipped(t *testing.T, w *worker, dir string, want map[string]string) {
+	t.Helper()
 	var skipped []string
 	for _, line := range strings.Split(w.logText(), "\n") {
 		if strings.Contains(line, "plugin module not loaded") {
@@ -146,6 +158,59 @@ func TestWorkerSkipsForeignModules(t *testing.T) {
 	if len(skipped) != len(want) {
 		t.Errorf("%d skipped-module lines, want %d:\n%s", len(skipped), len(want), strings.Join(skipped, "\n"))
 	}
+}
+
+// descriptorSectionOf is a custom section wasmconnect.descriptor holding payload (sdk/ABI.md §3.1).
+func descriptorSectionOf(payload []byte) []byte {
+	name := append([]byte{byte(len(wasmhost.DescriptorSection))}, wasmhost.DescriptorSection...)
+	sec := wasmbinary.AppendUvarint([]byte{0}, uint64(len(name)+len(payload)))
+	return append(append(sec, name...), payload...)
+}
+
+// A module whose descriptor section is over the limit (sdk/ABI.md §3.1: a valid descriptor padded
+// with whitespace to 2 MiB) and one with two sections: the worker starts without them, logging
+// for each the file and what is wrong with its size, and lists the other modules' plugins only.
+func TestWorkerSkipsBadDescriptorSections(t *testing.T) {
+	wat2wasm, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		pluginbuild.Missing(t, "wat2wasm", "apt-get install wabt")
+	}
+	dir := t.TempDir()
+	copyPlugins(t, dir)
+	plain, embedded := filepath.Join(t.TempDir(), "plain.wasm"), filepath.Join(t.TempDir(), "embedded.wasm")
+	if out, err := exec.Command(wat2wasm, filepath.Join("..", "..", "wasmhost", "testdata", "good.wat"), "-o", plain).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm: %v\n%s", err, out)
+	}
+	if out, stderr, code := runCLI(t, "plugin", "embed", plain, "-o", embedded); code != 0 {
+		t.Fatalf("plugin embed: exit %d: %s%s", code, out, stderr)
+	}
+	p, _ := os.ReadFile(plain)
+	e, _ := os.ReadFile(embedded)
+	section := e[len(p):] // embed appends the section
+	desc := section[bytes.Index(section, []byte(wasmhost.DescriptorSection))+len(wasmhost.DescriptorSection):]
+	padded := append(slices.Clone(desc), bytes.Repeat([]byte(" "), 2<<20)...)
+	size := len(padded)
+	for name, b := range map[string][]byte{
+		"big.wasm":   append(slices.Clone(p), descriptorSectionOf(padded)...),
+		"twice.wasm": append(slices.Clone(e), section...),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, addr := startBroker(t)
+	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": dir})
+	vs := w.pluginVersions(t)
+	if _, ok := vs["test.fixture.SeqSourceConnector"]; ok {
+		t.Errorf("/connector-plugins lists a plugin of a refused module: %v", vs)
+	}
+	if _, ok := vs["org.apache.kafka.connect.file.FileStreamSourceConnector"]; !ok {
+		t.Errorf("/connector-plugins lacks the built-ins beside the refused modules: %v", vs)
+	}
+	checkSkipped(t, w, dir, map[string]string{
+		"big.wasm":   fmt.Sprintf("custom section wasmconnect.descriptor: %d bytes (2.0 MiB), over the limit of 1 MiB", size),
+		"twice.wasm": "2 custom sections wasmconnect.descriptor",
+	})
 }
 
 // installFile copies src to dst the way a deployment should replace a module: written beside it,

@@ -115,3 +115,32 @@ func TestWarmWorkerLogsModulesCompiled(t *testing.T) {
 		w.stop(syscall.SIGTERM)
 	}
 }
+
+// A worker that cannot join its group compiles its plugin modules all the same, a few seconds after
+// it serves requests, so that a module that does not compile is reported at start-up: here the
+// group's other member is paused (SIGSTOP) with a 60 s session, which holds the rebalance the new
+// worker's join starts for that long, and the new worker logs "plugin modules compiled" while its
+// GET /health still answers 503 "starting".
+func TestWorkerThatHasNotJoinedCompilesItsModules(t *testing.T) {
+	_, addr := startBroker(t)
+	long := map[string]string{"session.timeout.ms": "60000", "rebalance.timeout.ms": "60000"}
+	first := startWorker(t, "first", addr, long)
+	first.signal(syscall.SIGSTOP)
+
+	plugins := t.TempDir() // the file module alone, not in this worker's cache: one compile to do
+	if err := os.Symlink(filepath.Join(pluginDir, "file.wasm"), filepath.Join(plugins, "file.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	w := startWorkerNoWait(t, "second", addr, map[string]string{"plugin.path": plugins, "plugin.cache.dir": t.TempDir()})
+	waitFor(t, 30*time.Second, "the second worker to serve", func() bool {
+		code, _ := w.call(t, "GET", "/health", nil)
+		return code != 0
+	})
+	waitFor(t, 30*time.Second, "the plugin modules compiled", func() bool { return strings.Contains(w.logText(), "plugin modules compiled") })
+	if code, body := w.call(t, "GET", "/health", nil); code != 503 {
+		t.Errorf("GET /health after the compile: %d %s, want 503: the worker joined, so the test shows nothing", code, body)
+	}
+	if log := w.logText(); !strings.Contains(log, "compiling the plugin modules before the group join") || !strings.Contains(log, "modules=1 cached=0") {
+		t.Errorf("the log does not say the modules were compiled before the join:\n%s", log)
+	}
+}

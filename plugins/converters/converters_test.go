@@ -591,7 +591,8 @@ func BenchmarkJsonConverterFromConnectLines(b *testing.B) {
 
 // The same lines after the bench table's chain (HoistField$Value field=line, InsertField$Value
 // static.field=origin): structs with a schema, which JsonConverter checks the payload against
-// before it writes it; next to lines, a run of both shows what the chain adds to the conversion.
+// before it writes it (schemas off, as make bench runs it; and on); next to lines, a run of both
+// shows what the chain adds to the conversion.
 //
 //	go test -run '^$' -bench 'FromConnect(Lines|Hoisted)' -benchmem ./plugins/converters/
 func BenchmarkJsonConverterFromConnectHoisted(b *testing.B) {
@@ -600,10 +601,14 @@ func BenchmarkJsonConverterFromConnectHoisted(b *testing.B) {
 	for i := range values {
 		values[i] = wire.TopicData{Topic: "lines", Value: wire.JSON(schema, []byte(`{"line":"`+strings.Repeat("x", 90)+`0123456789","origin":"bench"}`))}
 	}
-	benchBatch(b, "JsonConverter", map[string]string{"schemas.enable": "false"}, func(c *conv) error {
-		_, err := c.o.FromConnect(context.Background(), values)
-		return err
-	})
+	for _, schemas := range []string{"false", "true"} {
+		b.Run("schemas.enable="+schemas, func(b *testing.B) {
+			benchBatch(b, "JsonConverter", map[string]string{"schemas.enable": schemas}, func(c *conv) error {
+				_, err := c.o.FromConnect(context.Background(), values)
+				return err
+			})
+		})
+	}
 }
 
 func BenchmarkJsonConverterToConnectStruct(b *testing.B) {

@@ -140,7 +140,8 @@ func New(cfg Config) *Herder {
 
 // Joined is closed once the worker knows its place in the group (its first assignment, or the
 // group's refusal), when GET /health stops answering "starting"; at Run without a group. The worker
-// holds its background plugin compiles back until then, so that they do not slow its start.
+// holds its background plugin compiles back until then (for a few seconds at most), so that they do
+// not slow its start.
 func (h *Herder) Joined() <-chan struct{} { return h.joined }
 
 func (h *Herder) markJoined() { h.joinOnce.Do(func() { close(h.joined) }) }

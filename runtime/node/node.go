@@ -63,8 +63,9 @@ type Node struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
-	// compileAfter is closed once the worker has joined its group: the plugin host's background
-	// compiles wait for it, so that a cold start is REST-ready as fast as a warm one.
+	// compileAfter is closed once the worker has joined its group, or compileDelay after its start
+	// if it has not (releaseCompiles): the plugin host's background compiles wait for it, so that
+	// a cold start is REST-ready as fast as a warm one.
 	compileAfter chan struct{}
 }
 
@@ -97,15 +98,32 @@ func Start(ctx context.Context, cfg *config.Worker, log *slog.Logger, mode confi
 		}
 	}
 	n.run()
-	go func() { // the background plugin compiles wait for the worker to serve (wasmhost.Config.CompileAfter)
-		select {
-		case <-n.herder.Joined():
-		case <-n.done:
-		}
-		close(n.compileAfter)
-	}()
+	go n.releaseCompiles()
 	n.log.Info("worker started", "url", n.url, "group_id", cfg.GroupID, "kafka_cluster_id", n.clusterID)
 	return n, nil
+}
+
+// compileDelay bounds how long the background plugin compiles wait for the group join: a worker
+// that does not join (a member of its group that stopped without leaving holds the rebalance for
+// its session timeout; a broker that answers slowly) still compiles its modules, so that a module
+// that does not compile is reported at start-up rather than at its first use. A worker usually
+// joins well within it; the compile of a large module takes seconds.
+const compileDelay = 5 * time.Second
+
+// releaseCompiles lets the plugin host's background compiles start (wasmhost.Config.CompileAfter)
+// once the worker has joined its group or compileDelay after it started serving, whichever comes
+// first: the compiles do not share the CPUs with the join, and are not held back by it for ever.
+// It runs after Start has returned, off the REST-ready path.
+func (n *Node) releaseCompiles() {
+	delay := time.NewTimer(compileDelay)
+	defer delay.Stop()
+	select {
+	case <-n.herder.Joined():
+	case <-delay.C:
+		n.log.Info("compiling the plugin modules before the group join", "waited", compileDelay)
+	case <-n.done:
+	}
+	close(n.compileAfter)
 }
 
 // listen binds the REST listener first: the worker id is the advertised host:port.

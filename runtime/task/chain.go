@@ -32,9 +32,18 @@ type Step struct {
 	Fused FusedChain
 }
 
-// FusedChain runs a whole chain in one plugin call (wasmhost.Chain). Its failures name the step.
+// FusedChain runs a whole chain in one plugin call (wasmhost.Chain). It decodes the result into res
+// from a copy in buf's backing array, both reused when large enough, and returns the buffer the
+// records alias. Its failures name the step.
 type FusedChain interface {
-	Transform(ctx context.Context, records []wire.Record) ([]wire.TransformedRecord, []wire.ChainFailure, error)
+	TransformInto(ctx context.Context, records []wire.Record, res *wire.ChainResult, buf []byte) ([]byte, error)
+}
+
+// chainMemory is what a fused chain's result for one batch lives in: the copy of the result and
+// the records decoded from it. A source task keeps one per batch in flight (in its pollBuffer).
+type chainMemory struct {
+	result []byte
+	res    wire.ChainResult
 }
 
 // Chain is a connector's transform chain, applied in order.
@@ -52,8 +61,17 @@ type failure struct {
 // records that come out of it, the index of the input record each came from (so sink positions and
 // source offsets stay right when records are dropped or split), and the records that failed.
 func (c Chain) Apply(ctx context.Context, recs []wire.Record) (out []wire.Record, origin []int, failed []failure, err error) {
+	return c.apply(ctx, recs, nil)
+}
+
+// apply is Apply with the results of a fused chain in mem (nil: new memory), which they alias
+// until mem is used again.
+func (c Chain) apply(ctx context.Context, recs []wire.Record, mem *chainMemory) (out []wire.Record, origin []int, failed []failure, err error) {
 	if len(c) > 0 && c[0].Fused != nil {
-		return c.applyFused(ctx, recs)
+		if mem == nil {
+			mem = &chainMemory{}
+		}
+		return c.applyFused(ctx, recs, mem)
 	}
 	out = recs
 	origin = make([]int, len(recs))
@@ -132,11 +150,11 @@ func (c Chain) Apply(ctx context.Context, recs []wire.Record) (out []wire.Record
 }
 
 // applyFused is Apply in one call of the chain's Fused runner, with the same results and messages.
-func (c Chain) applyFused(ctx context.Context, recs []wire.Record) (out []wire.Record, origin []int, failed []failure, err error) {
+func (c Chain) applyFused(ctx context.Context, recs []wire.Record, mem *chainMemory) (out []wire.Record, origin []int, failed []failure, err error) {
 	if len(recs) == 0 {
 		return recs, []int{}, nil, nil
 	}
-	results, cfailed, err := c[0].Fused.Transform(ctx, recs)
+	mem.result, err = c[0].Fused.TransformInto(ctx, recs, &mem.res, mem.result)
 	if err != nil {
 		aliases := make([]string, len(c))
 		for i, st := range c {
@@ -144,11 +162,7 @@ func (c Chain) applyFused(ctx context.Context, recs []wire.Record) (out []wire.R
 		}
 		return nil, nil, nil, fmt.Errorf("transform chain %s: %w", strings.Join(aliases, ","), err)
 	}
-	out, origin = make([]wire.Record, len(results)), make([]int, len(results))
-	for i, r := range results {
-		out[i], origin[i] = r.Record, r.Input
-	}
-	for _, f := range cfailed {
+	for _, f := range mem.res.Failed {
 		st := c[f.Step]
 		e := fmt.Errorf("transform %s (%s): %s", st.Alias, st.Class, f.Message)
 		if f.Predicate {
@@ -156,7 +170,7 @@ func (c Chain) applyFused(ctx context.Context, recs []wire.Record) (out []wire.R
 		}
 		failed = append(failed, failure{index: f.Input, stage: "TRANSFORMATION", class: f.Class, err: e})
 	}
-	return out, origin, failed, nil
+	return mem.res.Records(), mem.res.Inputs(), failed, nil
 }
 
 func dropIndexes(recs []wire.Record, origin []int, selected []bool, drop map[int]bool) ([]wire.Record, []int, []bool) {

@@ -32,6 +32,31 @@ func fromConnect(ctx context.Context, c Converter, in []wire.TopicData) ([][]byt
 	return out, err
 }
 
+// bufferedConverter is a Converter that can serialise into memory the task hands it
+// (wasmhost.Object): the result is copied into buf and decoded into out when they are large
+// enough, and the values alias the returned buffer.
+type bufferedConverter interface {
+	FromConnectInto(ctx context.Context, values []wire.TopicData, buf []byte, out [][]byte) ([][]byte, []byte, error)
+}
+
+// fromConnectInto is fromConnect into the batch memory *out and *buf when c supports it (they are
+// updated to what the values alias), for a batch with a value that is not null.
+func fromConnectInto(ctx context.Context, c Converter, in []wire.TopicData, out *[][]byte, buf *[]byte) ([][]byte, error) {
+	bc, ok := c.(bufferedConverter)
+	if !ok {
+		return fromConnect(ctx, c, in)
+	}
+	res, b, err := bc.FromConnectInto(ctx, in, *buf, *out)
+	*buf = b
+	if cap(res) > cap(*out) {
+		*out = res
+	}
+	if err == nil && len(res) != len(in) {
+		err = fmt.Errorf("converter returned %d values for %d records", len(res), len(in))
+	}
+	return res, err
+}
+
 // toConnect converts bytes in a single converter call; null bytes are a null value for every
 // converter, so an all-null batch is not sent.
 func toConnect(ctx context.Context, c Converter, in []wire.TopicBytes) ([]wire.Data, error) {
@@ -55,11 +80,12 @@ type explicitPartitionKey struct{}
 // as it carries nothing else.
 var explicitPartition = context.WithValue(context.Background(), explicitPartitionKey{}, true)
 
-// setKafkaRecord fills kr, a zero record, with a converted source record. The header values alias
-// r's unless own is set, which a batch whose POLL buffer is reused once it is converted needs:
-// the producer holds its records until they are acknowledged.
-func setKafkaRecord(kr *kgo.Record, r *wire.Record, key, value []byte, own bool) {
-	kr.Topic, kr.Key, kr.Value = r.Topic, key, value
+// setKafkaRecord overwrites kr (every field: a reused record keeps nothing of its last use) with
+// a converted source record; one without a timestamp gets now. The header values alias r's unless
+// own is set, which a batch whose POLL buffer is reused once it is converted needs: the producer
+// holds its records until they are acknowledged.
+func setKafkaRecord(kr *kgo.Record, r *wire.Record, key, value []byte, now time.Time, own bool) {
+	*kr = kgo.Record{Topic: r.Topic, Key: key, Value: value, Timestamp: now}
 	if r.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(r.Timestamp)
 	}

@@ -3,7 +3,6 @@ package task
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -17,41 +16,25 @@ type bufferedPoller interface {
 }
 
 // pollBuffer is the memory one polled batch lives in: the copy of the POLL result and the records
-// decoded from it. It goes down the pipeline with its batch and back to the free list once the
-// batch was handed to the producer (which keeps the converters' outputs and copies of the
-// headers, see setKafkaRecord).
+// decoded from it, and what the transform chain made of them. It goes down the pipeline with its
+// batch and back to the free list once the batch was handed to the producer (which keeps the
+// converters' outputs and copies of the headers, see setKafkaRecord).
 type pollBuffer struct {
 	bytes []byte
 	recs  []wire.Record
+	chain chainMemory
 }
 
 // pollBuffers is a free list of pollBuffers, bounded by what the pipeline holds at once (one being
-// polled, stageDepth waiting in front of each of the three stages and one in each), so that a
-// steady stream of batches allocates none.
-type pollBuffers struct {
-	free chan *pollBuffer
-	// idle is set by release and cleared by get: the batches still in the pipeline when the task
-	// went idle are not kept either.
-	idle atomic.Bool
-}
+// polled, stageDepth waiting in front of each of the three stages and one in each).
+type pollBuffers struct{ freeList[pollBuffer] }
 
 // maxKeptPollBuffer is the largest result buffer the free list keeps: a one-off huge batch is
 // not held for the task's lifetime.
 const maxKeptPollBuffer = 16 << 20
 
 func newPollBuffers() *pollBuffers {
-	return &pollBuffers{free: make(chan *pollBuffer, 3*(stageDepth+1)+1)}
-}
-
-// get returns a free buffer, or a new empty one.
-func (p *pollBuffers) get() *pollBuffer {
-	p.idle.Store(false)
-	select {
-	case b := <-p.free:
-		return b
-	default:
-		return &pollBuffer{}
-	}
+	return &pollBuffers{newFreeList[pollBuffer](3*(stageDepth+1) + 1)}
 }
 
 // put returns b (nil: nothing) to the free list, or drops it when the list is full or b is huge.
@@ -60,27 +43,12 @@ func (p *pollBuffers) put(b *pollBuffer) {
 	if b == nil {
 		return
 	}
-	if cap(b.bytes) > maxKeptPollBuffer || p.idle.Load() {
+	if cap(b.bytes) > maxKeptPollBuffer || cap(b.chain.result) > maxKeptPollBuffer || p.idle.Load() {
 		return
 	}
 	clear(b.recs[:cap(b.recs)])
-	select {
-	case p.free <- b:
-	default:
-	}
-}
-
-// release drops every free buffer: a task that has gone idle holds no batch memory, whatever it
-// moved before (the next batches allocate them again).
-func (p *pollBuffers) release() {
-	p.idle.Store(true)
-	for {
-		select {
-		case <-p.free:
-		default:
-			return
-		}
-	}
+	b.chain.res.Reset()
+	p.keep(b)
 }
 
 // poll runs POLL, into a buffer from the free list when the plugin supports it. The returned

@@ -59,9 +59,15 @@ type Source struct {
 	convert    *stage[transformed]
 	produce    *stage[converted]
 	polls      *pollBuffers            // the memory of the batches in the pipeline, reused
+	sends      *sendBuffers            // the memory of the batches the producer holds, reused once acked
 	convertIn  scratch[wire.TopicData] // the converters' input
 	produceMu  sync.Mutex              // guards produceErr
 	produceErr error
+	// acked counts the records acknowledged since the last report to Metrics, which happens with
+	// a batch's last acknowledgement or a failure: one update per batch rather than two atomic
+	// adds per record on counters the other stages update too. Only the producer's promises use
+	// it, and kgo calls them one at a time.
+	acked int
 	// offsets that were committable but whose write failed; retried on the next flush.
 	unflushed map[string][]byte
 	txn       *txn // nil: at least once
@@ -82,6 +88,7 @@ func NewSource(cfg SourceConfig) *Source {
 		log:    cfg.Logger.With("connector", cfg.ID.Connector, "task", cfg.ID.Task),
 		topics: newTopicSet(cfg.ActiveTopics),
 		polls:  newPollBuffers(),
+		sends:  newSendBuffers(),
 	}
 	if cfg.Transactions != nil {
 		s.txn = &txn{cfg: cfg.Transactions}
@@ -194,7 +201,7 @@ type polledBatch struct {
 // transformAndSend is the transform stage: the chain, then on to the converters. Without a chain
 // the loop does this itself, saving a hand-over per batch.
 func (s *Source) transformAndSend(ctx context.Context, polled polledBatch) error {
-	t, err := s.transform(ctx, polled.recs)
+	t, err := s.transform(ctx, polled.recs, polled.buf)
 	if err != nil {
 		return err
 	}
@@ -290,6 +297,7 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 		s.cfg.Metrics.SourcePolled(len(recs), time.Since(polledAt))
 		if len(recs) == 0 {
 			s.polls.release()
+			s.sends.release()
 			idle = min(max(idle*2, minIdle), maxIdle)
 			if !sleep(ctx, min(idle, time.Until(lastFlush.Add(s.cfg.FlushInterval))+time.Millisecond)) {
 				return nil
@@ -312,25 +320,40 @@ func (s *Source) run(ctx, stageCtx context.Context) error {
 type transformed struct {
 	polled []wire.Record // as polled: their source offsets are the batch's
 	recs   []wire.Record // what came out of the chain
-	origin []int         // recs[i] came from polled[origin[i]]
+	origin []int         // recs[i] came from polled[origin[i]]; nil: from polled[i] (no chain)
 	failed []failure     // records the chain failed, reported with the converters' failures
-	buf    *pollBuffer   // what polled lives in, reused once the batch is converted (nil: not)
+	buf    *pollBuffer   // what polled and recs live in, reused once the batch is converted (nil: not)
+}
+
+// originOf is the index of the polled record that t.recs[i] came from.
+func (t *transformed) originOf(i int) int {
+	if t.origin == nil {
+		return i
+	}
+	return t.origin[i]
 }
 
 // converted is a batch after the converters: what goes to the producer.
 type converted struct {
 	transformed
-	bad          []bool // the records that failed, not produced
-	keys, values [][]byte
-	produced     int // how many are produced
+	mem      *sendBuffer // what the producer holds until every record is acknowledged
+	produced int         // how many are produced
 }
 
-// transform runs a polled batch through the transform chain.
-func (s *Source) transform(ctx context.Context, polled []wire.Record) (transformed, error) {
+// transform runs a polled batch through the transform chain, whose results live in buf (nil: in
+// new memory).
+func (s *Source) transform(ctx context.Context, polled []wire.Record, buf *pollBuffer) (transformed, error) {
 	if err := s.failure(); err != nil {
 		return transformed{}, err
 	}
-	recs, origin, failed, err := s.cfg.Chain.Apply(ctx, polled)
+	if len(s.cfg.Chain) == 0 {
+		return transformed{polled: polled, recs: polled}, nil
+	}
+	var mem *chainMemory
+	if buf != nil {
+		mem = &buf.chain
+	}
+	recs, origin, failed, err := s.cfg.Chain.apply(ctx, polled, mem)
 	if err != nil {
 		return transformed{}, fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, err)
 	}
@@ -347,37 +370,44 @@ func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 	if err := s.failure(); err != nil {
 		return err
 	}
-	polled, recs, origin, failed := t.polled, t.recs, t.origin, t.failed
-	bad := make([]bool, len(recs))
-	convert := func(stage string, c Converter, field func(*wire.Record) wire.Data) ([][]byte, error) {
+	polled, recs, failed := t.polled, t.recs, t.failed
+	mem := s.sends.get()
+	bad := reuse(&mem.bad, len(recs))
+	convert := func(stage string, c Converter, field func(*wire.Record) wire.Data, out *[][]byte, buf *[]byte) ([][]byte, error) {
 		if allNull(recs, field) {
 			// A null without a schema is null bytes for every converter (see fromConnect): the
-			// keys of a file source need no input built.
-			return make([][]byte, len(recs)), nil
+			// keys of a file source need no input built, nor any output.
+			return nil, nil
 		}
 		kept, in := s.convertIn.get(len(recs))
 		defer s.convertIn.put(kept) // cleared: the values alias the batch's buffer, which is reused
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}
-		out, rejected, err := retryIsolated(ctx, s.cfg.Errors, in, func(b []wire.TopicData) ([][]byte, error) { return fromConnect(ctx, c, b) })
+		res, rejected, err := retryIsolated(ctx, s.cfg.Errors, in, func(b []wire.TopicData) ([][]byte, error) {
+			if len(b) == len(in) {
+				return fromConnectInto(ctx, c, b, out, buf)
+			}
+			// One record at a time, to find the ones the converter rejects: each result must
+			// stay, so none goes into the batch's memory.
+			return fromConnect(ctx, c, b)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("task %s failed in %s: %w", s.cfg.ID, stage, err)
 		}
 		for i, e := range rejected {
 			if !bad[i] {
 				bad[i] = true
-				failed = append(failed, failure{index: origin[i], stage: stage, class: dataExceptionClass, err: e})
+				failed = append(failed, failure{index: t.originOf(i), stage: stage, class: dataExceptionClass, err: e})
 			}
 		}
-		return out, nil
+		return res, nil
 	}
-	keys, err := convert("KEY_CONVERTER", s.cfg.KeyConverter, func(r *wire.Record) wire.Data { return r.Key })
-	if err != nil {
+	var err error
+	if mem.keys, err = convert("KEY_CONVERTER", s.cfg.KeyConverter, func(r *wire.Record) wire.Data { return r.Key }, &mem.keys, &mem.keyBytes); err != nil {
 		return err
 	}
-	values, err := convert("VALUE_CONVERTER", s.cfg.ValueConverter, func(r *wire.Record) wire.Data { return r.Value })
-	if err != nil {
+	if mem.values, err = convert("VALUE_CONVERTER", s.cfg.ValueConverter, func(r *wire.Record) wire.Data { return r.Value }, &mem.values, &mem.valBytes); err != nil {
 		return err
 	}
 	if len(failed) > 0 {
@@ -397,7 +427,15 @@ func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 			produced++
 		}
 	}
-	return s.produce.send(ctx, converted{transformed: t, bad: bad, keys: keys, values: values, produced: produced})
+	return s.produce.send(ctx, converted{transformed: t, mem: mem, produced: produced})
+}
+
+// elem is bs[i], or nil when bs is nil (every element null).
+func elem(bs [][]byte, i int) []byte {
+	if bs == nil {
+		return nil
+	}
+	return bs[i]
 }
 
 // allNull reports whether field is null for every record.
@@ -443,32 +481,48 @@ func reuse[T any](buf *[]T, n int) []T {
 // produceBatch hands a converted batch's records to the producer and tracks its offsets until
 // every record is acknowledged.
 func (s *Source) produceBatch(c converted) error {
-	recs, bad, keys, values, produced := c.recs, c.bad, c.keys, c.values, c.produced
+	recs, mem, produced := c.recs, c.mem, c.produced
 	b := s.acks.submit(c.polled, produced)
 	s.cfg.Metrics.SourceSubmitted(produced)
+	if produced == 0 {
+		s.sends.put(mem)
+		return nil
+	}
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
+			s.reportAcked()
 			s.cfg.Metrics.SourceAbandoned(1)
 			s.setFailure(fmt.Errorf("task %s failed in KAFKA_PRODUCE: %w", s.cfg.ID, err))
 			return
 		}
-		s.cfg.Metrics.SourceRecordsWritten(1)
-		b.ack()
+		s.acked++
+		if b.ack() {
+			s.reportAcked()
+			s.sends.put(mem) // kgo is done with every record of the batch
+		}
 	}
-	// One allocation for the batch's records rather than one each: the producer holds them until
-	// they are acknowledged, which happens for a batch about at once.
-	krs := make([]kgo.Record, produced)
-	for i := range recs {
+	// The batch's records in one array rather than one allocation each, reused once the
+	// producer has acknowledged all of them, which happens for a batch about at once.
+	if cap(mem.krs) < produced {
+		mem.krs = make([]kgo.Record, produced)
+	}
+	krs := mem.krs[:produced] // not cleared: setKafkaRecord overwrites each record
+	// A record without a timestamp gets the time it is handed to the producer, as Kafka's
+	// producer does; taken once per batch rather than by kgo once per record.
+	now := time.Now()
+	for i, n := 0, 0; n < produced; i++ {
+		// n < produced, not i < len(recs): once the last record is handed over, mem may be
+		// reused at any moment, and nothing of it may be read.
 		r := &recs[i]
-		if bad[i] {
+		if mem.bad[i] {
 			continue
 		}
 		if r.Topic == "" {
 			return fmt.Errorf("task %s failed in TASK_POLL: the plugin returned a record without a topic", s.cfg.ID)
 		}
-		kr := &krs[0]
-		krs = krs[1:]
-		setKafkaRecord(kr, r, keys[i], values[i], c.buf != nil)
+		kr := &krs[n]
+		n++
+		setKafkaRecord(kr, r, elem(mem.keys, i), elem(mem.values, i), now, c.buf != nil)
 		p := promise
 		if s.topics.first(r.Topic) {
 			// As Kafka's recordActiveTopic: a topic is active once a record was written to it. Only
@@ -485,6 +539,15 @@ func (s *Source) produceBatch(c converted) error {
 		s.cfg.Producer.Produce(context.Background(), kr, p)
 	}
 	return nil
+}
+
+// reportAcked tells Metrics about the records acknowledged since it was last told. Called from the
+// producer's promises only.
+func (s *Source) reportAcked() {
+	if s.acked > 0 {
+		s.cfg.Metrics.SourceRecordsWritten(s.acked)
+		s.acked = 0
+	}
 }
 
 func (s *Source) setFailure(err error) {
@@ -572,7 +635,8 @@ type batch struct {
 	offsets map[string][]byte
 }
 
-func (b *batch) ack() { b.remaining.Add(-1) }
+// ack counts one record acknowledged and reports whether it was the batch's last.
+func (b *batch) ack() bool { return b.remaining.Add(-1) == 0 }
 
 // submit records a polled batch, of which produced records were handed to the producer (the
 // others were dropped by a transform or skipped after an error); its offsets are those of every

@@ -28,12 +28,19 @@ import (
 // BenchmarkSourceFileToTopic runs the source loop as the worker does, with the real built-in
 // FileStreamSource and JsonConverter modules, against an in-process broker, and a plain franz-go
 // producer of the same file next to it, taking turns: the ratio is what the loop costs over the
-// client it drives. Profile the loop with -cpuprofile.
+// client it drives. The chain variant runs HoistField+InsertField+RegexRouter as one fused
+// TRANSFORM_CHAIN call, as the worker does. Profile the loop with -cpuprofile; -benchmem's
+// allocs/op are per 200,000 records.
 //
-//	go test -run '^$' -bench SourceFileToTopic -benchtime 3x ./runtime/task/
+//	go test -run '^$' -bench SourceFileToTopic -benchtime 3x -benchmem ./runtime/task/
 func BenchmarkSourceFileToTopic(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchSourceFileToTopic(b, false) })
+	b.Run("chain", func(b *testing.B) { benchSourceFileToTopic(b, true) })
+}
+
+func benchSourceFileToTopic(b *testing.B, chain bool) {
 	const lines = 200_000
-	dir := pluginbuild.DirOf(b, "plugins/file", "plugins/converters")
+	dir := pluginbuild.DirOf(b, "plugins/file", "plugins/converters", "plugins/transforms")
 	files := b.TempDir()
 	in := filepath.Join(files, "in.txt")
 	f, err := os.Create(in)
@@ -75,7 +82,7 @@ func BenchmarkSourceFileToTopic(b *testing.B) {
 		topic := fmt.Sprintf("loop-%d", i)
 		cpu := processCPU(b)
 		loop += timeTopic(b, adm, topic, lines, func(done <-chan struct{}) {
-			runFileSource(b, h, reg.Task(connect.TaskID{Connector: topic}, connect.TypeSource), addrs, in, topic, done)
+			runFileSource(b, h, reg.Task(connect.TaskID{Connector: topic}, connect.TypeSource), addrs, in, topic, chain, done)
 		})
 		loopCPU += processCPU(b) - cpu
 		topic = fmt.Sprintf("peer-%d", i)
@@ -135,8 +142,9 @@ func timeTopic(b *testing.B, adm *kadm.Client, topic string, n int64, write func
 	return 0
 }
 
-// runFileSource runs a FileStreamSource task with JsonConverter into topic until done is closed.
-func runFileSource(b *testing.B, h *wasmhost.Host, m *metrics.Task, addrs []string, file, topic string, done <-chan struct{}) {
+// runFileSource runs a FileStreamSource task with JsonConverter, and with chain the fused chain
+// HoistField+InsertField+RegexRouter, into topic until done is closed.
+func runFileSource(b *testing.B, h *wasmhost.Host, m *metrics.Task, addrs []string, file, topic string, chain bool, done <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sess := h.NewSession(wasmhost.Env{Connector: topic})
@@ -157,6 +165,31 @@ func runFileSource(b *testing.B, h *wasmhost.Host, m *metrics.Task, addrs []stri
 	json := map[string]string{"schemas.enable": "false"}
 	key := open("org.apache.kafka.connect.json.JsonConverter", wire.KindConverter, wire.RoleConverter, json)
 	value := open("org.apache.kafka.connect.json.JsonConverter", wire.KindConverter, wire.RoleConverter, json)
+	var transforms Chain
+	if chain {
+		var steps []wasmhost.ChainStep
+		for _, t := range []struct {
+			class string
+			cfg   map[string]string
+		}{
+			{"HoistField$Value", map[string]string{"field": "line"}},
+			{"InsertField$Value", map[string]string{"topic.field": "topic", "static.field": "origin", "static.value": "bench"}},
+			{"RegexRouter", map[string]string{"regex": "(.*)", "replacement": "$1"}},
+		} {
+			o := open(t.class, wire.KindTransformation, wire.RoleTransformation, t.cfg)
+			steps = append(steps, wasmhost.ChainStep{Transform: o})
+			transforms = append(transforms, Step{Alias: t.class, Class: t.class, Transform: o})
+		}
+		if b.Failed() {
+			return
+		}
+		fc := wasmhost.NewChain(steps)
+		if fc == nil {
+			b.Error("the chain cannot run fused")
+			return
+		}
+		transforms[0].Fused = fc
+	}
 	if b.Failed() {
 		return
 	}
@@ -167,7 +200,7 @@ func runFileSource(b *testing.B, h *wasmhost.Host, m *metrics.Task, addrs []stri
 	}
 	defer producer.Close()
 	src := NewSource(SourceConfig{ID: connect.TaskID{Connector: topic}, Plugin: plugin, KeyConverter: key, ValueConverter: value,
-		Producer: producer, Offsets: discardOffsets{}, FlushInterval: time.Second, FlushTimeout: 5 * time.Second,
+		Chain: transforms, Producer: producer, Offsets: discardOffsets{}, FlushInterval: time.Second, FlushTimeout: 5 * time.Second,
 		Metrics: m, Logger: slog.New(slog.DiscardHandler)})
 	ran := make(chan error, 1)
 	go func() { ran <- src.Run(ctx) }()

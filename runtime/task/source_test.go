@@ -3,6 +3,7 @@ package task
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -151,11 +152,32 @@ func TestProducerBuffersAtMostKafkasBufferMemory(t *testing.T) {
 	}
 }
 
-// kafkaRecord is setKafkaRecord into a new record, with the headers aliasing r's.
+// kafkaRecord is setKafkaRecord into a new record, with the headers aliasing r's; one without a
+// timestamp gets the zero time, which the producer replaces with its own.
 func kafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
 	kr := &kgo.Record{}
-	setKafkaRecord(kr, r, key, value, false)
+	setKafkaRecord(kr, r, key, value, time.Time{}, false)
 	return kr
+}
+
+// A record without a timestamp gets the batch's, one with one keeps it; setKafkaRecord overwrites
+// every field.
+func TestKafkaRecordTimestamps(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	var kr kgo.Record
+	setKafkaRecord(&kr, &wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, nil, nil, now, false)
+	if !kr.Timestamp.Equal(now) {
+		t.Fatalf("a record without a timestamp got %v, want the batch's %v", kr.Timestamp, now)
+	}
+	// A record reused from an acknowledged batch keeps nothing of it.
+	kr.Offset, kr.ProducerID, kr.Headers, kr.Context = 7, 3, []kgo.RecordHeader{{Key: "old"}}, explicitPartition
+	setKafkaRecord(&kr, &wire.Record{Topic: "t", Partition: -1, Timestamp: 42}, nil, nil, now, false)
+	if kr.Timestamp.UnixMilli() != 42 {
+		t.Fatalf("a record's own timestamp became %v", kr.Timestamp)
+	}
+	if kr.Offset != 0 || kr.ProducerID != 0 || kr.Headers != nil || kr.Context != nil {
+		t.Fatalf("a reused record kept fields of its last use: %+v", kr)
+	}
 }
 
 // A batch whose POLL buffer is reused must not leave the producer with header values in it.
@@ -163,7 +185,7 @@ func TestOwnedHeadersDoNotAliasThePollBuffer(t *testing.T) {
 	buf := []byte("value")
 	r := &wire.Record{Topic: "t", Partition: -1, Timestamp: -1, Headers: []wire.Header{{Key: "h", Value: wire.Bytes(buf)}, {Key: "n", Value: wire.Null()}}}
 	var kr kgo.Record
-	setKafkaRecord(&kr, r, nil, nil, true)
+	setKafkaRecord(&kr, r, nil, nil, time.Now(), true)
 	copy(buf, "XXXXX")
 	if got := string(kr.Headers[0].Value); got != "value" {
 		t.Fatalf("header value changed with the POLL buffer: %q", got)

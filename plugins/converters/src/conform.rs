@@ -5,12 +5,14 @@
 //! A conversion first checks the payload and learns whether writing it again would say more than
 //! the text does (a default filled in, an unknown struct field dropped, a decimal or integer in
 //! another form: "rewritten"). Most payloads are not rewritten and are kept as they are (compacted
-//! when written); the others are written in their canonical form by a second pass.
+//! when written); the others are written in their canonical form by a second pass. The check
+//! first tries the much cheaper one of verbatim, which recognises the usual such payload.
 
 use crate::base64;
 use crate::decimal::Unscaled;
 use crate::scan::{self, kind_of, Cursor, Str};
 use crate::schema::{Logical, Schema, Type};
+use crate::verbatim;
 use wasmconnect::words::append_json_string;
 
 /// The JsonConverter settings that change how a payload is read or written.
@@ -60,10 +62,30 @@ pub struct Checked {
 
 /// `check_with`, and whether the payload is compact already, which spares a converter that
 /// writes it as it is the pass that compacts it.
+#[inline(always)]
 pub fn check_spacing(s: &Schema, payload: &[u8], o: &Options, w: &mut Work) -> Result<Checked, String> {
+    if verbatim::written_as_is(s, payload, o, w) {
+        return Ok(Checked { rewritten: false, spaced: false });
+    }
+    check_spacing_parsed(s, payload, o, w)
+}
+
+/// `check_spacing` by the payload parser alone.
+pub(crate) fn check_spacing_parsed(s: &Schema, payload: &[u8], o: &Options, w: &mut Work) -> Result<Checked, String> {
     let mut p = Parser { c: Cursor::new(payload), o, emit: false, rewritten: false, w };
     finish(&mut p, s, &mut Vec::new())?;
     Ok(Checked { rewritten: p.rewritten, spaced: p.c.spaced })
+}
+
+/// The end of the value of schema `s` at `i` in `b` if it is read without a rewrite and without
+/// white space; `None` if not, or if it is invalid (a parse of the whole payload then says why).
+pub fn verbatim_end(s: &Schema, b: &[u8], i: usize, o: &Options, w: &mut Work) -> Option<usize> {
+    let mut p = Parser { c: Cursor { b, i, spaced: false }, o, emit: false, rewritten: false, w };
+    p.value(s, &mut Vec::new()).ok()?;
+    if p.rewritten || p.c.spaced {
+        return None;
+    }
+    Some(p.c.i)
 }
 
 /// `check_with` with buffers of its own.

@@ -95,13 +95,21 @@ pub struct JsonConverter {
 }
 
 impl JsonConverter {
-    /// The parsed schema of `raw`, from the cache when it can.
+    /// The parsed schema of `raw`, from the cache when it can. The last record's schema is
+    /// checked for inline: it is nearly always the one.
+    #[inline(always)]
     fn schema(&mut self, raw: &[u8]) -> std::result::Result<Rc<Cached>, String> {
         if let Some(c) = &self.last {
             if words::same(&c.raw, raw) {
                 return Ok(c.clone());
             }
         }
+        self.schema_cached(raw)
+    }
+
+    /// `schema` of another schema than the last record's: out of line, as it is rare.
+    #[inline(never)]
+    fn schema_cached(&mut self, raw: &[u8]) -> std::result::Result<Rc<Cached>, String> {
         if let Some(c) = self.cache.get(raw) {
             self.last = Some(c.clone());
             return Ok(c.clone());
@@ -125,6 +133,7 @@ impl JsonConverter {
     }
 
     /// Starts the value: {"schema":<schema>,"payload": with schemas.enable, else nothing.
+    #[inline]
     fn open(&self, out: &mut Vec<u8>, schema: &[u8]) {
         if self.schemas_enable {
             out.extend_from_slice(b"{\"schema\":");
@@ -133,6 +142,7 @@ impl JsonConverter {
         }
     }
 
+    #[inline]
     fn close(&self, out: &mut Vec<u8>) {
         if self.schemas_enable {
             out.push(b'}');

@@ -26,6 +26,7 @@ mod json_converter;
 mod scan;
 mod schema;
 mod string_converter;
+mod verbatim;
 
 use wasmconnect::{ConfigDef, Importance, Module};
 

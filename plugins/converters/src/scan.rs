@@ -13,6 +13,11 @@ pub fn is_ws(c: u8) -> bool {
 /// `b` without leading and trailing ASCII white space (Go's bytes.TrimSpace for ASCII).
 pub fn trim(b: &[u8]) -> &[u8] {
     let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c');
+    // Nearly always: nothing to trim, which is seen without entering a loop.
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) if !ws(f) && !ws(l) => return b,
+        _ => {}
+    }
     let start = b.iter().position(|c| !ws(c)).unwrap_or(b.len());
     let end = b.iter().rposition(|c| !ws(c)).map_or(start, |i| i + 1);
     &b[start..end]

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use crate::conform::{self, Options};
 use crate::decimal::MAX_SCALE;
 use crate::scan::{self, Cursor, Dialect};
+use wasmconnect::words::append_json_string;
 
 /// A Connect schema type: the SDK's, whose JSON and Java names the converter's texts use.
 pub use wasmconnect::connect::Type;
@@ -42,6 +43,8 @@ pub struct Schema {
 #[derive(Debug)]
 pub struct Field {
     pub name: String,
+    /// The name as a compact payload's key: `"name":` (see verbatim).
+    pub key: Vec<u8>,
     pub schema: Schema,
 }
 
@@ -175,7 +178,10 @@ fn build(raw: &[u8], depth: usize) -> Result<Schema, String> {
                     return Err(format!("Cannot create field because of field name duplication {}", name));
                 }
                 let schema = build(f, depth + 1)?;
-                s.fields.push(Field { name, schema });
+                let mut key = Vec::with_capacity(name.len() + 3);
+                append_json_string(&mut key, name.as_bytes());
+                key.push(b':');
+                s.fields.push(Field { name, key, schema });
             }
             if s.fields.len() > 8 {
                 s.index = Some(s.fields.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect());

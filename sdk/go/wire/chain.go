@@ -49,8 +49,33 @@ func AppendChainRequest(dst []byte, steps []ChainStep, records []Record) []byte 
 // steps steps (sdk/ABI.md §5.8): as DecodeTransformResult, except that a failure names its step and
 // stage, and that an input split into several records may have failures among its records.
 func DecodeChainResult(b []byte, inputs []Record, steps int) ([]TransformedRecord, []ChainFailure, error) {
-	var failed []ChainFailure
-	out, err := decodeTransformEntries(b, inputs, "chain result", false, func(d *Decoder, entry, in int) error {
+	r := ChainResult{transformEntries: transformEntries{keepUnchanged: true}}
+	if err := r.Decode(b, inputs, steps); err != nil {
+		return nil, nil, err
+	}
+	return r.transformed(), r.Failed, nil
+}
+
+// ChainResult is a decoded TRANSFORM_CHAIN result in slices that are reused from batch to batch:
+// a caller that keeps one per batch in flight decodes without allocating once they have grown.
+type ChainResult struct {
+	transformEntries
+	Failed []ChainFailure
+}
+
+// Records are the output records, in input order. Their byte fields alias the decoded buffer or
+// the inputs.
+func (r *ChainResult) Records() []Record { return r.recs }
+
+// Inputs are, for each output record, the index of the input it came from.
+func (r *ChainResult) Inputs() []int { return r.inputs }
+
+// Decode decodes b, the result of TRANSFORM_CHAIN for the batch inputs of a chain of steps steps,
+// into r, reusing r's slices, as DecodeChainResult does. On an error r holds nothing usable.
+func (r *ChainResult) Decode(b []byte, inputs []Record, steps int) error {
+	clear(r.Failed)
+	r.Failed = r.Failed[:0]
+	return r.decode(b, inputs, "chain result", false, func(d *Decoder, entry, in int) error {
 		step := int(d.U32("chain failure step"))
 		stage := d.U8("chain failure stage")
 		f := ChainFailure{Step: step, Predicate: stage == StagePredicate,
@@ -58,11 +83,15 @@ func DecodeChainResult(b []byte, inputs []Record, steps int) ([]TransformedRecor
 		if d.Err() == nil && (step >= steps || stage > StagePredicate) {
 			return fmt.Errorf("wire: chain result entry %d names stage %d of step %d of a chain of %d", entry, stage, step, steps)
 		}
-		failed = append(failed, f)
+		r.Failed = append(r.Failed, f)
 		return nil
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return out, failed, nil
+}
+
+// Reset drops what r refers to (records, failures) but keeps its arrays, so that a result kept
+// for reuse does not keep a batch's records reachable.
+func (r *ChainResult) Reset() {
+	clear(r.recs[:cap(r.recs)])
+	clear(r.Failed)
+	r.recs, r.inputs, r.unchanged, r.Failed = r.recs[:0], r.inputs[:0], r.unchanged[:0], r.Failed[:0]
 }

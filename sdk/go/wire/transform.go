@@ -2,7 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"slices"
 )
 
 // Operations of transformations and predicates (sdk/ABI.md §4, §5.6, §5.7).
@@ -100,34 +99,58 @@ func AppendTransformFailed(dst []byte, input int, class, message string) []byte 
 // into the outputs. Byte fields alias b (or the inputs, for unchanged records).
 func DecodeTransformResult(b []byte, inputs []Record) ([]TransformedRecord, []RecordFailure, error) {
 	var failed []RecordFailure
-	out, err := decodeTransformEntries(b, inputs, "transform result", true, func(d *Decoder, _, in int) error {
+	e := transformEntries{keepUnchanged: true}
+	err := e.decode(b, inputs, "transform result", true, func(d *Decoder, _, in int) error {
 		failed = append(failed, RecordFailure{Input: in, Class: d.String("error class"), Message: d.String("error message")})
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, failed, nil
+	return e.transformed(), failed, nil
 }
 
-// decodeTransformEntries decodes the entries of a TRANSFORM or TRANSFORM_CHAIN result (sdk/ABI.md
-// §5.6, §5.8), which differ only in what a failure carries and in whether a failed input may have
-// other entries (failedAlone). It checks that entries name existing inputs in non-decreasing order
-// and that an unchanged input (and, with failedAlone, a failed one) has exactly one entry; it
-// copies Offset, SourcePartition and SourceOffset from the inputs into the outputs. failure
-// decodes what follows a failed entry's status.
-func decodeTransformEntries(b []byte, inputs []Record, what string, failedAlone bool, failure func(d *Decoder, entry, input int) error) ([]TransformedRecord, error) {
+// transformEntries are the output records of a TRANSFORM or TRANSFORM_CHAIN result as parallel
+// slices, which a caller decoding batch after batch reuses: records are decoded in place, not
+// built and copied (a Record is 224 bytes, most of them pointers the GC follows).
+type transformEntries struct {
+	recs      []Record
+	inputs    []int  // recs[i] came from the input inputs[i]
+	unchanged []bool // with keepUnchanged: whether recs[i] is its input passed through
+	// keepUnchanged makes decode fill unchanged, which only TransformedRecord reports.
+	keepUnchanged bool
+}
+
+// transformed returns the entries as TransformedRecords (nil for a result without entries).
+func (e *transformEntries) transformed() []TransformedRecord {
+	if e.recs == nil {
+		return nil
+	}
+	out := make([]TransformedRecord, len(e.recs))
+	for i := range out {
+		out[i] = TransformedRecord{Input: e.inputs[i], Unchanged: e.unchanged[i], Record: e.recs[i]}
+	}
+	return out
+}
+
+// decode decodes the entries of a TRANSFORM or TRANSFORM_CHAIN result (sdk/ABI.md §5.6, §5.8)
+// into e's slices, reusing their backing arrays; the results differ only in what a failure carries
+// and in whether a failed input may have other entries (failedAlone). It checks that entries name
+// existing inputs in non-decreasing order and that an unchanged input (and, with failedAlone, a
+// failed one) has exactly one entry; it copies Offset, SourcePartition and SourceOffset from the
+// inputs into the outputs. failure decodes what follows a failed entry's status.
+func (e *transformEntries) decode(b []byte, inputs []Record, what string, failedAlone bool, failure func(d *Decoder, entry, input int) error) error {
 	d := NewDecoder(b)
 	n := d.count(what, 5)
-	var out []TransformedRecord
-	if n > 0 {
-		out = make([]TransformedRecord, 0, n)
+	e.recs, e.inputs = resize(e.recs, n), resize(e.inputs, n)
+	if e.keepUnchanged {
+		e.unchanged = resize(e.unchanged, n)
 	}
 	alone := "unchanged"
 	if failedAlone {
 		alone = "failed or unchanged"
 	}
-	last, lastAlone := -1, false
+	last, lastAlone, k := -1, false, 0
 	// The names of the fields, for errors, made once rather than once per entry.
 	inputWhat, statusWhat := what+" input", what+" status"
 	for i := 0; i < n && d.Err() == nil; i++ {
@@ -137,37 +160,57 @@ func decodeTransformEntries(b []byte, inputs []Record, what string, failedAlone 
 			break
 		}
 		if in >= len(inputs) {
-			return nil, fmt.Errorf("wire: %s entry %d names input %d of a batch of %d", what, i, in, len(inputs))
+			return fmt.Errorf("wire: %s entry %d names input %d of a batch of %d", what, i, in, len(inputs))
 		}
 		if in < last {
-			return nil, fmt.Errorf("wire: %s entry %d names input %d after input %d: entries must follow the input order", what, i, in, last)
+			return fmt.Errorf("wire: %s entry %d names input %d after input %d: entries must follow the input order", what, i, in, last)
 		}
 		isAlone := st == StatusUnchanged || failedAlone && st == StatusFailed
 		if in == last && (isAlone || lastAlone) {
-			return nil, fmt.Errorf("wire: %s entry %d: input %d has more than one entry and one of them is %s", what, i, in, alone)
+			return fmt.Errorf("wire: %s entry %d: input %d has more than one entry and one of them is %s", what, i, in, alone)
 		}
 		last, lastAlone = in, isAlone
 		switch st {
 		case StatusRecord:
-			var r Record
-			d.Record(&r)
+			r := &e.recs[k]
+			d.Record(r)
 			src := &inputs[in]
 			r.Offset, r.SourcePartition, r.SourceOffset = src.Offset, src.SourcePartition, src.SourceOffset
-			out = append(out, TransformedRecord{Input: in, Record: r})
 		case StatusUnchanged:
-			out = append(out, TransformedRecord{Input: in, Unchanged: true, Record: inputs[in]})
+			e.recs[k] = inputs[in]
 		case StatusFailed:
 			if err := failure(d, i, in); err != nil {
-				return nil, err
+				return err
 			}
+			continue
 		default:
-			return nil, fmt.Errorf("wire: %s entry %d has unknown status %d", what, i, st)
+			return fmt.Errorf("wire: %s entry %d has unknown status %d", what, i, st)
 		}
+		e.inputs[k] = in
+		if e.keepUnchanged {
+			e.unchanged[k] = st == StatusUnchanged
+		}
+		k++
 	}
 	if err := d.finish(what); err != nil {
-		return nil, err
+		return err
 	}
-	return slices.Clip(out), nil
+	// The failed entries' slots stay unused; clear them, so that a reused array does not keep
+	// the records of an earlier batch reachable.
+	clear(e.recs[k:])
+	e.recs, e.inputs = e.recs[:k], e.inputs[:k]
+	if e.keepUnchanged {
+		e.unchanged = e.unchanged[:k]
+	}
+	return nil
+}
+
+// resize returns s with length n, reusing its backing array when it is large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // Test result bytes (sdk/ABI.md §5.7).

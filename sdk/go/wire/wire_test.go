@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -117,4 +118,55 @@ func TestDecodeRecordsInto(t *testing.T) {
 	if out, err := DecodeRecordsInto(dst[:0:1], two); err != nil || len(out) != 2 || out[1].Topic != "b" {
 		t.Fatalf("into a short slice: %+v, %v", out, err)
 	}
+}
+
+// The fast path of Decoder.Record decodes what the field-by-field one does, and leaves every
+// input it does not take (truncated, an unknown tag, a hostile header count) to it, consuming
+// nothing: the records and the errors, with the bytes they name, are the same either way.
+func TestRecordFastMatchesSlow(t *testing.T) {
+	recs := []Record{
+		{Topic: "t", Partition: -1, Offset: -1, Timestamp: -1, Value: String("v"), SourcePartition: []byte(`{"f":1}`), SourceOffset: []byte(`{"p":2}`)},
+		{Topic: "t", Partition: 3, Offset: 7, Timestamp: 9, Key: Bytes([]byte{}), Value: JSON([]byte(`{"type":"string"}`), []byte(`"x"`)),
+			Headers: []Header{{Key: "a", Value: Bytes([]byte{1})}, {Key: "b"}, {Key: "c", Value: JSON(nil, []byte("1"))}}},
+		{Topic: "u", Key: String("k")},
+	}
+	valid := AppendRecords(nil, recs)
+	// The last record ends with its key (tag, length, "k"), a null value, the header count and
+	// two empty source fields: 19 bytes from the end is the key's tag.
+	badTag := AppendRecords(nil, recs)
+	badTag[len(badTag)-19] = 9
+	// A record ending with one header (key length, "h", null value) and two empty source fields:
+	// 18 bytes from the end is the header count.
+	hostile := AppendRecords(nil, []Record{{Topic: "t", Headers: []Header{{Key: "h"}}}})
+	copy(hostile[len(hostile)-18:], []byte{0xff, 0xff, 0xff, 0x0f})
+	for c, in := range [][]byte{valid, badTag, hostile} {
+		in = in[4:] // the batch count
+		if err := decodeAll(in, len(recs)); (err == nil) != (c == 0) {
+			t.Fatalf("case %d decodes with %v", c, err)
+		}
+		for n := 0; n <= len(in); n++ {
+			fast, slow := NewDecoder(in[:n]), NewDecoder(in[:n])
+			for i := 0; i < len(recs); i++ {
+				var rf, rs Record
+				fast.Record(&rf)
+				slow.recordSlow(&rs)
+				if fast.Err() == nil && !reflect.DeepEqual(rf, rs) {
+					t.Fatalf("%d bytes, record %d: fast %+v, slow %+v", n, i, rf, rs)
+				}
+				if fmt.Sprint(fast.Err()) != fmt.Sprint(slow.Err()) || fast.Remaining() != slow.Remaining() {
+					t.Fatalf("%d bytes, record %d: fast %v (%d left), slow %v (%d left)", n, i, fast.Err(), fast.Remaining(), slow.Err(), slow.Remaining())
+				}
+			}
+		}
+	}
+}
+
+// decodeAll decodes n records from b (fewer if it fails).
+func decodeAll(b []byte, n int) error {
+	d := NewDecoder(b)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		var r Record
+		d.Record(&r)
+	}
+	return d.Err()
 }

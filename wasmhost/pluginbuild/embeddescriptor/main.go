@@ -6,9 +6,10 @@
 // It is wasmhost.EmbedDescriptorFile in place on each file, as `wasmconnect plugin embed FILE` is:
 // the module is described by calling it in wazero's interpreter, as a worker does a module without
 // the section, and the file is rewritten atomically, keeping its mode and replacing a section an
-// earlier run wrote. The Makefile runs it on every built-in module it builds, and pluginbuild on
-// every module it builds for tests; this command, not bin/wasmconnect, because building it does not
-// build (or wait for) the whole worker.
+// earlier run wrote; a symbolic link is written through to its target and stays a link. The
+// Makefile runs it on every built-in module it builds, and pluginbuild on every module it builds
+// for tests; this command, not bin/wasmconnect, because building it does not build (or wait for)
+// the whole worker.
 package main
 
 import (
@@ -25,7 +26,7 @@ func main() {
 		os.Exit(2)
 	}
 	for _, file := range os.Args[1:] {
-		if err := wasmhost.EmbedDescriptorFile(context.Background(), file, file, wasmhost.Config{}); err != nil {
+		if _, err := wasmhost.EmbedDescriptorFile(context.Background(), file, file, wasmhost.Config{}); err != nil {
 			fmt.Fprintf(os.Stderr, "embeddescriptor %s: %v\n", file, err)
 			os.Exit(1)
 		}
