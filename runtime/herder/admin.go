@@ -87,10 +87,12 @@ func (h *Herder) ConnectorOffsets(ctx context.Context, name string) (connect.Con
 		}
 		return out, nil
 	}
-	if err := h.cfg.Offsets.ReadToEnd(ctx); err != nil {
-		return connect.ConnectorOffsets{}, fmt.Errorf("Failed to retrieve offsets for source connector %s: reading the offsets topic: %w", name, err)
+	offs, done, err := h.sourceOffsets(ctx, name, cfg, "retrieve")
+	if err != nil {
+		return connect.ConnectorOffsets{}, err
 	}
-	for _, e := range h.cfg.Offsets.Offsets(name) {
+	defer done()
+	for _, e := range offs.Offsets(name) {
 		partition, err1 := decodeObject(e.Partition)
 		offset, err2 := decodeObject(e.Offset)
 		if err := errors.Join(err1, err2); err != nil || offset == nil {
@@ -100,6 +102,23 @@ func (h *Herder) ConnectorOffsets(ctx context.Context, name string) (connect.Con
 		out.Offsets = append(out.Offsets, connect.ConnectorOffset{Partition: partition, Offset: offset})
 	}
 	return out, nil
+}
+
+// sourceOffsets opens a source connector's offsets store, read to its end as Kafka starts a fresh
+// one for each request: the worker's offsets topic, or the connector's offsets.storage.topic with
+// the worker's as its fallback. verb names the request in errors.
+func (h *Herder) sourceOffsets(ctx context.Context, name string, cfg map[string]string, verb string) (store.OffsetBackingStore, func(), error) {
+	offs, done, err := h.cfg.Worker.OffsetStore(ctx, cfg)
+	if err == nil {
+		if err = offs.ReadToEnd(ctx); err != nil {
+			done()
+			err = fmt.Errorf("reading the offsets topic: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("Failed to %s offsets for source connector %s: %w", verb, name, err)
+	}
+	return offs, done, nil
 }
 
 // connectorType resolves a stored connector's type; a connector whose plugin this worker does not
@@ -170,10 +189,12 @@ func (h *Herder) AlterConnectorOffsets(ctx context.Context, name string, offsets
 		}
 		entries = append(entries, e)
 	}
-	if err := h.cfg.Offsets.ReadToEnd(ctx); err != nil {
-		return connect.Message{}, fmt.Errorf("Failed to alter offsets for source connector %s: reading the offsets topic: %w", name, err)
+	offs, done, err := h.sourceOffsets(ctx, name, cfg, "alter")
+	if err != nil {
+		return connect.Message{}, err
 	}
-	if err := h.cfg.Offsets.Put(ctx, name, entries); err != nil {
+	defer done()
+	if err := offs.Put(ctx, name, entries); err != nil {
 		return connect.Message{}, fmt.Errorf("Failed to alter offsets for source connector %s: %w", name, err)
 	}
 	return connect.Message{Message: connect.OffsetsAlteredFrameworkMessage}, nil
@@ -277,15 +298,19 @@ func (h *Herder) ResetConnectorOffsets(ctx context.Context, name string) (connec
 		}
 		return connect.Message{Message: connect.OffsetsResetFrameworkMessage}, nil
 	}
-	if err := h.cfg.Offsets.ReadToEnd(ctx); err != nil {
-		return connect.Message{}, fmt.Errorf("Failed to reset offsets for source connector %s: reading the offsets topic: %w", name, err)
+	offs, done, err := h.sourceOffsets(ctx, name, cfg, "reset")
+	if err != nil {
+		return connect.Message{}, err
 	}
+	defer done()
+	// A connector with an offsets topic of its own has its partitions in both topics (Kafka's
+	// connectorPartitions is their union), and its store tombstones each in both.
 	var tombstones []store.OffsetEntry
-	for _, e := range h.cfg.Offsets.Offsets(name) {
+	for _, e := range offs.Offsets(name) {
 		tombstones = append(tombstones, store.OffsetEntry{Partition: e.Partition})
 	}
 	if len(tombstones) > 0 {
-		if err := h.cfg.Offsets.Put(ctx, name, tombstones); err != nil {
+		if err := offs.Put(ctx, name, tombstones); err != nil {
 			return connect.Message{}, fmt.Errorf("Failed to reset offsets for source connector %s: %w", name, err)
 		}
 	}

@@ -26,8 +26,7 @@ type Config struct {
 	Worker    *worker.Worker
 	Configs   *store.ConfigStore
 	Statuses  *store.StatusStore
-	Offsets   store.OffsetBackingStore // source offsets, for GET/PATCH/DELETE /connectors/{name}/offsets
-	Admin     *kadm.Client             // sink connectors' consumer groups
+	Admin     *kadm.Client // sink connectors' consumer groups
 	Logger    *slog.Logger
 	// Metrics receives connector-metrics for the connectors this worker leads, and connector
 	// startups; nil: none.

@@ -115,8 +115,12 @@ func (e *env) worker(eos config.ExactlyOnce) *worker.Worker {
 			KeyConverter: "StringConverter", ValueConverter: "StringConverter",
 			OffsetFlushInterval: time.Second, OffsetFlushTimeout: 5 * time.Second, TaskShutdownTimeout: 5 * time.Second,
 			ExactlyOnceSource: eos,
+			Topics:            config.InternalTopics{Offsets: config.Topic{Name: "offsets"}},
 		},
 		Host: testHost, Offsets: e.offsets, ClientOpts: []kgo.Opt{kgo.SeedBrokers(e.addrs...)},
+		ConnectorOffsets: func(topic string) *store.OffsetStore {
+			return store.NewOffsetStore(store.Options{SeedBrokers: e.addrs}, store.TopicSpec{Name: topic, Partitions: 2, ReplicationFactor: -1})
+		},
 		Statuses: e.statuses, Logger: slog.New(slog.DiscardHandler),
 	})
 }
@@ -126,7 +130,7 @@ func (e *env) herder() *Herder {
 	w := e.worker(config.ExactlyOnceDisabled)
 	return New(Config{
 		WorkerID: "w1:8083", ClusterID: "test", Worker: w,
-		Configs: e.configs, Statuses: e.statuses, Offsets: e.offsets, Admin: e.adm,
+		Configs: e.configs, Statuses: e.statuses, Admin: e.adm,
 		Logger: logging.Wrap(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))),
 	})
 }

@@ -61,6 +61,9 @@ type Node struct {
 	rec      *reconcile.Reconciler // connectors.dir's reconciler; nil without
 	recDone  chan struct{}
 
+	// connectorOffsets opens source connectors' own offsets topics; nil in standalone mode.
+	connectorOffsets worker.ConnectorOffsetsFunc
+
 	cancel context.CancelFunc
 	done   chan struct{}
 	// compileAfter is closed once the worker has joined its group, or compileDelay after its start
@@ -180,6 +183,13 @@ func (n *Node) openStores(ctx context.Context) error {
 		topics := store.InternalTopicsFrom(cfg.Topics)
 		n.configs = store.NewConfigStore(opts, topics.Config)
 		n.offsets = store.NewOffsetStore(opts, topics.Offsets)
+		// A connector's own offsets topic is created like the worker's (Kafka's
+		// KafkaOffsetBackingStore.newTopicDescription): same partitions, replication and configs.
+		n.connectorOffsets = func(topic string) *store.OffsetStore {
+			spec := topics.Offsets
+			spec.Name = topic
+			return store.NewOffsetStore(opts, spec)
+		}
 		n.statuses = store.NewStatusStore(opts, topics.Status)
 	}
 	for _, s := range []interface{ Start(context.Context) error }{n.configs, n.offsets, n.statuses} {
@@ -239,14 +249,15 @@ func (n *Node) newWorker(context.Context) error {
 		n.metrics.Gauge(metrics.NameModuleInstances, "module", module, func() float64 { return float64(n.host.Instances(module)) })
 	}
 	wc := worker.Config{
-		Worker:     cfg,
-		Host:       n.host,
-		Offsets:    n.offsets,
-		ClientOpts: []kgo.Opt{n.seeds}, // the tasks' clients add the producer.*, consumer.* settings
-		Clients:    n.clients,
-		Providers:  providers,
-		Metrics:    n.metrics,
-		Logger:     n.log,
+		Worker:           cfg,
+		Host:             n.host,
+		Offsets:          n.offsets,
+		ConnectorOffsets: n.connectorOffsets,
+		ClientOpts:       []kgo.Opt{n.seeds}, // the tasks' clients add the producer.*, consumer.* settings
+		Clients:          n.clients,
+		Providers:        providers,
+		Metrics:          n.metrics,
+		Logger:           n.log,
 	}
 	if cfg.TopicTracking {
 		wc.Statuses = n.statuses // KIP-558 active topics
@@ -265,7 +276,7 @@ func (n *Node) newHerder(context.Context) error {
 	}
 	hcfg := herder.Config{
 		WorkerID: n.workerID, ClusterID: n.clusterID, Worker: n.worker,
-		Configs: n.configs, Statuses: n.statuses, Offsets: n.offsets, Admin: kadm.NewClient(n.admin), Logger: n.log,
+		Configs: n.configs, Statuses: n.statuses, Admin: kadm.NewClient(n.admin), Logger: n.log,
 		SyncTimeout: cfg.Cluster.SyncTimeout, Metrics: n.metrics, AskLeaderToFence: n.askLeaderToFence,
 	}
 	if n.mode == config.Distributed && cfg.ExactlyOnceSource.ReadCommitted() {

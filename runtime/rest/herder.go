@@ -81,13 +81,14 @@ type Herder interface {
 	// the target state is STOPPED and the connector has no task configs left; sink offsets are checked
 	// with connect.ParseSinkOffsets (400 texts) and written with the consumer group's alter/delete
 	// offsets; source offsets are written (or tombstoned) to the offsets topic under the connector's
-	// name. It returns connect.OffsetsAlteredMessage, or connect.OffsetsAlteredFrameworkMessage when the
+	// name (with an offsets.storage.topic, to that topic and to the worker's, as Kafka's
+	// ConnectorOffsetBackingStore). It returns connect.OffsetsAlteredMessage, or connect.OffsetsAlteredFrameworkMessage when the
 	// plugin did not say it handled the change itself.
 	AlterConnectorOffsets(ctx context.Context, name string, offsets []connect.ConnectorOffset) (connect.Message, error)
 	// ResetConnectorOffsets removes all of a connector's offsets (DELETE /connectors/{name}/offsets,
 	// Kafka 3.6; forwarded to the leader): same 404 and 400 checks; for a sink Kafka deletes the
 	// consumer group, for a source it tombstones every partition of the connector in the offsets
-	// topic. It returns connect.OffsetsResetMessage or connect.OffsetsResetFrameworkMessage.
+	// topic (in both topics, for a connector with an offsets.storage.topic). It returns connect.OffsetsResetMessage or connect.OffsetsResetFrameworkMessage.
 	ResetConnectorOffsets(ctx context.Context, name string) (connect.Message, error)
 
 	// PluginConfig returns a plugin's config definitions (GET /connector-plugins/{plugin}/config),

@@ -24,8 +24,9 @@
 //
 // EnsureTopics creates missing internal topics as compacted topics and
 // refuses existing ones that Kafka Connect would refuse. FileOffsetStore is
-// the standalone-mode alternative to OffsetStore; both satisfy
-// OffsetBackingStore.
+// the standalone-mode alternative to OffsetStore; ConnectorOffsetStore
+// combines a source connector's own offsets topic (offsets.storage.topic)
+// with the worker's; all three satisfy OffsetBackingStore.
 //
 // The package does not implement exactly-once source support's
 // transactional writes to the config topic.

@@ -151,8 +151,13 @@ func (x *offsetIndex) entries(connector string) []OffsetEntry {
 	for _, sl := range slots {
 		out = append(out, OffsetEntry{Partition: slices.Clone(sl.partition), Offset: slices.Clone(sl.latest())})
 	}
-	slices.SortFunc(out, func(a, b OffsetEntry) int { return bytes.Compare(a.Partition, b.Partition) })
+	sortEntries(out)
 	return out
+}
+
+// sortEntries sorts entries by canonical partition.
+func sortEntries(entries []OffsetEntry) {
+	slices.SortFunc(entries, func(a, b OffsetEntry) int { return bytes.Compare(a.Partition, b.Partition) })
 }
 
 // records turns a Put into the records to write: one per raw key already
@@ -165,7 +170,7 @@ func (x *offsetIndex) records(connector string, entries []OffsetEntry) ([]Record
 			return nil, fmt.Errorf("source partition %s: %w", e.Partition, err)
 		}
 		var value []byte
-		if len(e.Offset) > 0 && !bytes.Equal(bytes.TrimSpace(e.Offset), []byte("null")) {
+		if !isTombstone(e) {
 			if value, err = canonicalOffsetObject(e.Offset); err != nil {
 				return nil, fmt.Errorf("offset %s of source partition %s: %w", e.Offset, canonical, err)
 			}

@@ -460,7 +460,7 @@ func TestSourceCommitThatTimesOutIsATransactionLost(t *testing.T) {
 	r := startSource(t, c, plugin, func(cfg *SourceConfig) {
 		cfg.Producer = loopClient(t, c, append(ProducerOpts(), kgo.TransactionalID("src-0"))...)
 		cfg.FlushTimeout = 200 * time.Millisecond
-		cfg.Transactions = &Transactions{Boundary: BoundaryPoll, OffsetRecords: func(string, map[string][]byte) ([]*kgo.Record, error) {
+		cfg.Transactions = &Transactions{Boundary: BoundaryPoll, OffsetRecords: func(context.Context, string, map[string][]byte) ([]*kgo.Record, error) {
 			return nil, nil
 		}}
 	})

@@ -35,7 +35,11 @@ type Transactions struct {
 	Interval time.Duration // for BoundaryInterval
 	// OffsetRecords returns the offsets-topic records that store a connector's offsets (source
 	// partition JSON -> offset JSON); the task produces them inside its transaction.
-	OffsetRecords func(connector string, offsets map[string][]byte) ([]*kgo.Record, error)
+	OffsetRecords func(ctx context.Context, connector string, offsets map[string][]byte) ([]*kgo.Record, error)
+	// Committed, if set, is told the offsets a transaction stored once it committed: a connector
+	// with an offsets topic of its own copies them to the worker's offsets topic, outside the
+	// transaction, as Kafka Connect does.
+	Committed func(ctx context.Context, connector string, offsets map[string][]byte)
 }
 
 // txn is a source task's transaction state. The produce stage begins transactions and commits
@@ -125,7 +129,7 @@ func (s *Source) commitLocked(ctx context.Context) error {
 	}
 	offsets := s.acks.committable()
 	if len(offsets) > 0 {
-		recs, err := t.cfg.OffsetRecords(s.cfg.ID.Connector, offsets)
+		recs, err := t.cfg.OffsetRecords(fctx, s.cfg.ID.Connector, offsets)
 		if err != nil {
 			return fail(err)
 		}
@@ -153,6 +157,9 @@ func (s *Source) commitLocked(ctx context.Context) error {
 		return fail(err)
 	}
 	s.cfg.Metrics.OffsetCommit(metrics.CommitSuccess, time.Since(start))
+	if t.cfg.Committed != nil && len(offsets) > 0 {
+		t.cfg.Committed(fctx, s.cfg.ID.Connector, offsets)
+	}
 	if err := s.cfg.Plugin.Commit(ctx, offsets); err != nil {
 		s.log.Warn("plugin COMMIT failed", "err", err)
 	}

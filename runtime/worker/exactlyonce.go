@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -35,7 +34,7 @@ func TransactionalID(groupID string, id connect.TaskID) string {
 
 // transactionsOf returns how a source task of connCfg commits with exactly-once support, or an
 // error naming the setting that cannot be honoured.
-func (w *Worker) transactionsOf(connCfg map[string]string, offsets *store.OffsetStore) (*task.Transactions, error) {
+func (w *Worker) transactionsOf(connCfg map[string]string, offsets store.OffsetBackingStore) (*task.Transactions, error) {
 	t := &task.Transactions{Boundary: task.BoundaryPoll, Interval: w.cfg.OffsetFlushInterval}
 	switch b := strings.ToLower(strings.TrimSpace(connCfg["transaction.boundary"])); b {
 	case "", "poll":
@@ -53,12 +52,8 @@ func (w *Worker) transactionsOf(connCfg map[string]string, offsets *store.Offset
 	default:
 		return nil, fmt.Errorf("transaction.boundary: %q is not one of poll, interval, connector", b)
 	}
-	t.OffsetRecords = func(connector string, committable map[string][]byte) ([]*kgo.Record, error) {
-		entries := make([]store.OffsetEntry, 0, len(committable))
-		for p, off := range committable {
-			entries = append(entries, store.OffsetEntry{Partition: json.RawMessage(p), Offset: off})
-		}
-		return offsets.Records(connector, entries)
+	if err := transactionalOffsets(t, offsets); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -59,7 +59,7 @@ func TestTransactionsOf(t *testing.T) {
 		"poll": "", "interval": "", "connector": "transaction.boundary=connector: " + errNoConnectorBoundaries,
 		"sometimes": `transaction.boundary: "sometimes" is not one of poll, interval, connector`,
 	} {
-		tx, err := w.transactionsOf(map[string]string{"transaction.boundary": cfg, "transaction.boundary.interval.ms": "250"}, nil)
+		tx, err := w.transactionsOf(map[string]string{"transaction.boundary": cfg, "transaction.boundary.interval.ms": "250"}, (*store.OffsetStore)(nil))
 		switch {
 		case want != "" && (err == nil || err.Error() != want):
 			t.Errorf("%s: error %v, want %s", cfg, err, want)

@@ -26,10 +26,13 @@ import (
 
 // Config is what a Worker needs.
 type Config struct {
-	Worker     *config.Worker
-	Host       *wasmhost.Host
-	Offsets    store.OffsetBackingStore
-	ClientOpts []kgo.Opt // how to reach Kafka (seed brokers...)
+	Worker  *config.Worker
+	Host    *wasmhost.Host
+	Offsets store.OffsetBackingStore
+	// ConnectorOffsets opens source connectors' own offsets topics (offsets.storage.topic) in
+	// distributed mode. Nil: the setting has no effect, as in a standalone worker.
+	ConnectorOffsets ConnectorOffsetsFunc
+	ClientOpts       []kgo.Opt // how to reach Kafka (seed brokers...)
 	// Clients are the worker's client settings, checked at start, from which each task's
 	// clients are built with the connector's overrides. Nil: none, and every override allowed.
 	Clients *kafkaclient.Clients
@@ -49,10 +52,12 @@ type Worker struct {
 	providers *configprovider.Providers
 	host      *wasmhost.Host
 	offsets   store.OffsetBackingStore
-	opts      []kgo.Opt
-	metrics   *metrics.Registry
-	log       *slog.Logger
-	topics    *topicWriter // nil: topic tracking is off
+	// connectorOffsets opens connectors' own offsets topics; nil in standalone mode.
+	connectorOffsets ConnectorOffsetsFunc
+	opts             []kgo.Opt
+	metrics          *metrics.Registry
+	log              *slog.Logger
+	topics           *topicWriter // nil: topic tracking is off
 
 	mu    sync.Mutex
 	tasks map[connect.TaskID]*running
@@ -68,7 +73,7 @@ func New(c Config) *Worker {
 	}
 	w := &Worker{
 		cfg: c.Worker, clients: c.Clients, providers: c.Providers, host: c.Host, offsets: c.Offsets,
-		opts: c.ClientOpts, metrics: c.Metrics, log: c.Logger, tasks: map[connect.TaskID]*running{},
+		connectorOffsets: c.ConnectorOffsets, opts: c.ClientOpts, metrics: c.Metrics, log: c.Logger, tasks: map[connect.TaskID]*running{},
 	}
 	if c.Statuses != nil {
 		w.topics = newTopicWriter(c.Statuses, c.Logger)
@@ -302,8 +307,14 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 
 	var producer *kgo.Client
 	var txns *task.Transactions
+	offsets := w.offsets
 	if typ == connect.TypeSource {
-		if producer, txns, err = w.sourceProducer(id, connCfg); err != nil {
+		var closeOffsets func()
+		if offsets, closeOffsets, err = w.OffsetStore(ctx, connCfg); err != nil {
+			return fail(fmt.Errorf("connector %s: %w", id.Connector, err))
+		}
+		defer closeOffsets()
+		if producer, txns, err = w.sourceProducer(id, connCfg, offsets); err != nil {
 			return fail(err)
 		}
 		defer producer.Close()
@@ -313,13 +324,13 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 			}
 		}
 		// Another worker may have run this task until a moment ago: read its last offsets first.
-		if err := w.offsets.ReadToEnd(ctx); err != nil {
+		if err := offsets.ReadToEnd(ctx); err != nil {
 			return fail(fmt.Errorf("reading source offsets: %w", err))
 		}
 	}
 	env, release, err := w.withNet(wasmhost.Env{
 		Connector: id.Connector, Task: id.Task, Logger: w.log,
-		Offsets: offsetReader{w.offsets, id.Connector}, Calls: callMetrics(m),
+		Offsets: offsetReader{offsets, id.Connector}, Calls: callMetrics(m),
 	}, connCfg)
 	if err != nil {
 		return fail(err)
@@ -356,7 +367,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 		src := task.NewSource(task.SourceConfig{
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv, Producer: producer,
 			Chain: chain, Errors: policy,
-			Offsets: offsetWriter{w.offsets}, FlushInterval: w.cfg.OffsetFlushInterval, FlushTimeout: w.cfg.OffsetFlushTimeout,
+			Offsets: offsetWriter{offsets}, FlushInterval: w.cfg.OffsetFlushInterval, FlushTimeout: w.cfg.OffsetFlushTimeout,
 			Paused: paused, OnState: onState, Metrics: m, Logger: w.log, ActiveTopics: w.activeTopics(id),
 			Transactions: txns,
 		})
@@ -389,9 +400,9 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	}
 }
 
-// sourceProducer creates a source task's producer: transactional, with how the task commits, when
-// the worker runs source tasks exactly-once.
-func (w *Worker) sourceProducer(id connect.TaskID, connCfg map[string]string) (*kgo.Client, *task.Transactions, error) {
+// sourceProducer creates a source task's producer: transactional, with how the task commits to
+// offsets, when the worker runs source tasks exactly-once.
+func (w *Worker) sourceProducer(id connect.TaskID, connCfg map[string]string, offsets store.OffsetBackingStore) (*kgo.Client, *task.Transactions, error) {
 	settings, err := w.client(id, connCfg, kafkaclient.Producer)
 	if err != nil {
 		return nil, nil, err
@@ -400,10 +411,6 @@ func (w *Worker) sourceProducer(id connect.TaskID, connCfg map[string]string) (*
 		[]kgo.Opt{kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", id.Connector, id.Task))}, settings.Opts)
 	var txns *task.Transactions
 	if w.ExactlyOnce() {
-		offsets, ok := w.offsets.(*store.OffsetStore)
-		if !ok {
-			return nil, nil, fmt.Errorf("task %s: exactly-once source delivery needs the offsets topic", id)
-		}
 		if txns, err = w.transactionsOf(connCfg, offsets); err != nil {
 			return nil, nil, fmt.Errorf("connector %s: %w", id.Connector, err)
 		}
@@ -470,9 +477,5 @@ func (o offsetReader) Offset(partition []byte) ([]byte, bool) {
 type offsetWriter struct{ offsets store.OffsetBackingStore }
 
 func (o offsetWriter) WriteOffsets(ctx context.Context, connector string, offsets map[string][]byte) error {
-	entries := make([]store.OffsetEntry, 0, len(offsets))
-	for p, off := range offsets {
-		entries = append(entries, store.OffsetEntry{Partition: json.RawMessage(p), Offset: off})
-	}
-	return o.offsets.Put(ctx, connector, entries)
+	return o.offsets.Put(ctx, connector, offsetEntries(offsets))
 }

@@ -111,8 +111,22 @@ pub struct InsertField {
     /// A set static.value as JSON, which does not depend on the record.
     static_json: Option<Vec<u8>>,
     cache: SchemaCache,
+    /// The fast path's plan of the last schema a chain call's records borrowed.
+    memo: Option<PlanMemo>,
     /// Unit tests: never take the textual fast path.
     slow: bool,
+}
+
+/// What `InsertField::fast_plan` makes of a schema's JSON: the updated schema, its JSON and how
+/// many fields the original has.
+type Plan = (Rc<Schema>, Rc<[u8]>, usize);
+
+/// A plan by the `Keep::call` and the address and length of the schema bytes it is of: in one
+/// chain call the records mostly borrow one schema (the one a HoistField before kept, or the
+/// input's), and the same bytes need neither parsing nor comparing again.
+struct PlanMemo {
+    key: (u64, usize, usize),
+    plan: Plan,
 }
 
 /// The fields InsertField inserts.
@@ -151,7 +165,7 @@ impl InsertSpecs {
 
 impl InsertField {
     pub fn new(key: bool) -> InsertField {
-        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, static_json: None, cache: SchemaCache::default(), slow: false }
+        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, static_json: None, cache: SchemaCache::default(), memo: None, slow: false }
     }
 
     /// The values to insert, in the order of the updated schema's new fields, each with its spec
@@ -192,8 +206,9 @@ impl InsertField {
     /// inserted into the payload as text: the value is a JSON object of a struct schema and nulls
     /// need no defaults. It saves decoding and encoding every field of every record, most of
     /// InsertField's cost; the result is what the struct path writes, up to the order and spacing
-    /// of the original fields. `None`: take the struct path.
-    fn fast_plan(&mut self, d: &Data) -> Result<Option<(Rc<Schema>, Rc<[u8]>, usize)>> {
+    /// of the original fields. `None`: take the struct path. `keep`: the call whose records
+    /// borrow a `Cow::Borrowed` schema for the whole call, so that its plan can be remembered.
+    fn fast_plan(&mut self, d: &Data, keep: Option<&Keep>) -> Result<Option<Plan>> {
         let (schema, payload) = match d {
             Data::Json { schema, payload } if !schema.is_empty() && !self.nulls.keep => (schema, payload),
             _ => return Ok(None),
@@ -202,13 +217,26 @@ impl InsertField {
         if p.len() < 2 || p[0] != b'{' || p[p.len() - 1] != b'}' {
             return Ok(None);
         }
+        let key = match (schema, keep) {
+            (Cow::Borrowed(b), Some(k)) => Some((k.call(), b.as_ptr() as usize, b.len())),
+            _ => None,
+        };
+        if let (Some(key), Some(m)) = (key, &self.memo) {
+            if m.key == key {
+                return Ok(Some(m.plan.clone()));
+            }
+        }
         let s = match connect::parse_schema(schema) {
             Ok(Some(s)) if s.typ == Type::Struct => s,
             _ => return Ok(None),
         };
         let us = self.cache.get(&s, |s| self.specs.updated_schema(s))?;
         let raw = us.json().map_err(Error::new)?;
-        Ok(Some((us, raw, s.fields.len())))
+        let plan = (us, raw, s.fields.len());
+        if let Some(key) = key {
+            self.memo = Some(PlanMemo { key, plan: plan.clone() });
+        }
+        Ok(Some(plan))
     }
 
     /// Appends the inserted fields to `out`, the text of a JSON object without its closing brace
@@ -236,7 +264,7 @@ impl InsertField {
 
     /// The fast path of `apply` (see `fast_plan`): the record with the fields inserted as text.
     fn append_fast<'a>(&mut self, r: &Record<'a>, partition: &Value, timestamp: &Value) -> Result<Option<Record<'a>>> {
-        let (us, raw, fields) = match self.fast_plan(self.op.get(r))? {
+        let (us, raw, fields) = match self.fast_plan(self.op.get(r), None)? {
             Some(plan) => plan,
             None => return Ok(None),
         };
@@ -342,7 +370,7 @@ impl Transformation for InsertField {
         if let Some(o) = self.precheck(r)? {
             return Ok(o.write_over(r));
         }
-        let (us, raw, fields) = match self.fast_plan(self.op.get(r))? {
+        let (us, raw, fields) = match self.fast_plan(self.op.get(r), Some(keep))? {
             Some(plan) => plan,
             None => return apply_over(self, r),
         };
@@ -761,19 +789,18 @@ impl HoistField {
 
 impl HoistField {
     /// The struct schema of a hoisted string, as JSON.
-    fn string_schema(&mut self) -> Result<Rc<[u8]>> {
-        if let Some(raw) = &self.of_string {
-            return Ok(raw.clone());
+    fn string_schema(&mut self) -> Result<&Rc<[u8]>> {
+        if self.of_string.is_none() {
+            let raw = self.schema_for(&Schema::primitive(Type::String, false)).json().map_err(Error::new)?;
+            self.of_string = Some(raw);
         }
-        let raw = self.schema_for(&Schema::primitive(Type::String, false)).json().map_err(Error::new)?;
-        self.of_string = Some(raw.clone());
-        Ok(raw)
+        Ok(self.of_string.as_ref().expect("set above"))
     }
 
     /// The payload {"<field>":"<text>"} of a hoisted string. It has room for a field or two more,
     /// which an InsertField after it in a chain appends in place.
     fn hoist_payload(&self, text: &[u8]) -> Vec<u8> {
-        let mut payload = Vec::with_capacity(self.prefix.len() + text.len() + 3 + HOIST_ROOM);
+        let mut payload = wasmconnect::keep::buffer(self.prefix.len() + text.len() + 3 + HOIST_ROOM);
         payload.extend_from_slice(&self.prefix);
         connect::append_json_string(&mut payload, text);
         payload.push(b'}');
@@ -819,8 +846,8 @@ impl Transformation for HoistField {
     fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
         let d = match self.op.get(r) {
             Data::String(text) => {
-                let schema = self.string_schema()?;
-                Data::Json { schema: Cow::Borrowed(keep.bytes(&schema)), payload: Cow::Owned(self.hoist_payload(text)) }
+                let schema = keep.bytes(self.string_schema()?);
+                Data::Json { schema: Cow::Borrowed(schema), payload: Cow::Owned(self.hoist_payload(text)) }
             }
             _ => return apply_over(self, r),
         };
@@ -898,6 +925,29 @@ mod tests {
                 assert_eq!(outs[0], outs[1], "{:?} on {:?}", c, r.value);
             }
         }
+    }
+
+    /// In a chain, records that borrow different schemas in one call, and the same bytes in the
+    /// next, each get the plan of their own schema (InsertField's memo is by call and address).
+    #[test]
+    fn insert_field_in_place_per_schema() {
+        let a = br#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"line"}],"optional":false}"#;
+        let b = br#"{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"}],"optional":false}"#;
+        let mut t = InsertField::new(false);
+        t.configure(&cfg(&[("static.field", "origin"), ("static.value", "bench")])).unwrap();
+        let mut check = |schema: &[u8], payload: &str, keep: &Keep| {
+            let mut r = Record { topic: "t".into(), partition: -1, offset: -1, timestamp: -1, ..Default::default() };
+            r.value = Data::Json { schema: Cow::Borrowed(schema), payload: Cow::Owned(payload.as_bytes().to_vec()) };
+            let want = loose(&r, t.apply(&r));
+            let mut r2 = r.clone();
+            assert!(matches!(t.apply_mut(&mut r2, keep), Ok(Applied::Changed)));
+            assert_eq!(loose(&r2, Ok(Outcome::Unchanged)), want);
+        };
+        let keep = Keep::new();
+        for (schema, payload) in [(&a[..], r#"{"line":"x"}"#), (&b[..], r#"{"id":1}"#), (&a[..], r#"{"line":"y"}"#)] {
+            check(schema, payload, &keep);
+        }
+        check(&b[..], r#"{"id":2}"#, &Keep::new());
     }
 
     /// Masking fields in the payload text gives what decoding and encoding the struct gives.

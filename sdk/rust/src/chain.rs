@@ -7,9 +7,10 @@
 //! offset and source partition and offset of a record are its input's at every step.
 
 use crate::error::{Error, Result};
-use crate::keep::Keep;
+use crate::keep::{self, Keep};
 use crate::plugin::{Applied, Predicate, Transformation};
-use crate::wire::{self, Decoder, Record};
+use crate::wire::{self, Data, Decoder, Record};
+use std::borrow::Cow;
 
 /// Which part of a step a failure is about (sdk/ABI.md §5.8).
 pub const STAGE_TRANSFORMATION: u8 = 0;
@@ -74,8 +75,7 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
     let batch = &input[input.len() - d.remaining()..];
     // Declared before the records, which borrow what the steps keep in it.
     let keep = Keep::new();
-    let recs = wire::decode_records(batch)?;
-    let mut cur: Vec<Item> = recs.into_iter().enumerate().map(|(input, rec)| Item { input, rec, changed: false }).collect();
+    let mut cur: Vec<Item> = wire::decode_records_into(batch, |input, rec| Item { input, rec, changed: false })?;
     let mut failures: Vec<Failure> = Vec::new();
     // Each step changes the records where they are (Transformation::apply_mut) and marks the ones
     // that leave the chain, which go at the end of the step: no record is moved or copied between
@@ -163,5 +163,28 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
         wire::put_u32(out, 0);
         wire::put_u32(out, 0);
     }
+    // The steps' payloads, for the next call's steps to write into (keep::buffer).
+    for it in cur {
+        let Record { key, value, .. } = it.rec;
+        recycle_data(key);
+        recycle_data(value);
+    }
     Ok(())
+}
+
+/// Gives the bytes a value owns to keep::recycle.
+fn recycle_data(d: Data) {
+    let owned = |c: Cow<[u8]>| {
+        if let Cow::Owned(b) = c {
+            keep::recycle(b);
+        }
+    };
+    match d {
+        Data::Null => {}
+        Data::Bytes(b) | Data::String(b) => owned(b),
+        Data::Json { schema, payload } => {
+            owned(schema);
+            owned(payload);
+        }
+    }
 }

@@ -4,23 +4,95 @@
 //! every record the same schema JSON. A record that owned its copy would cost an allocation and a
 //! free per record and step; with `Keep` the steps store the JSON once per call and every record
 //! borrows it, for as long as the records live (they are encoded and dropped before the call ends).
+//!
+//! The payloads a step writes per record are the other allocation per record: `buffer` and
+//! `recycle` hand the buffers of one call's records to the steps of the next.
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The spare buffers `buffer` hands out: the payloads of the records of the calls before, given
+/// back by `recycle`. A chain step that writes a new payload per record (HoistField) would
+/// otherwise cost an allocation and a free per record; the guest's linear memory never shrinks,
+/// so holding the buffers of one batch costs no memory the batch did not already take.
+struct Spares {
+    bufs: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+thread_local! {
+    static SPARES: RefCell<Spares> = RefCell::new(Spares { bufs: Vec::new(), bytes: 0 });
+}
+
+/// The most bytes of spare buffers held, and the largest buffer held: a batch of a few thousand
+/// records of a few hundred bytes.
+const SPARE_BYTES: usize = 2 << 20;
+const SPARE_MAX: usize = 4096;
+
+/// An empty buffer with room for at least `cap` bytes: a spare one if there is one.
+pub fn buffer(cap: usize) -> Vec<u8> {
+    let spare = SPARES.with(|s| {
+        let mut s = s.borrow_mut();
+        let b = s.bufs.pop()?;
+        s.bytes -= b.capacity();
+        Some(b)
+    });
+    match spare {
+        Some(mut b) => {
+            b.reserve(cap);
+            b
+        }
+        None => Vec::with_capacity(cap),
+    }
+}
+
+/// Gives `b` back for `buffer` to hand out again (or frees it, when enough are held).
+pub fn recycle(mut b: Vec<u8>) {
+    let c = b.capacity();
+    if c == 0 || c > SPARE_MAX {
+        return;
+    }
+    SPARES.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.bytes + c <= SPARE_BYTES {
+            b.clear();
+            s.bytes += c;
+            s.bufs.push(b);
+        }
+    });
+}
 
 /// How many of the last kept byte strings `Keep::bytes` looks at before it keeps another: enough
 /// for a chain's steps to alternate between their schemas.
 const RECENT: usize = 4;
 
 /// An append-only store of shared byte strings that lives as long as what borrows from it.
-#[derive(Default)]
 pub struct Keep {
     kept: RefCell<Vec<Rc<[u8]>>>,
+    call: u64,
+}
+
+/// The `call` of the last Keep made.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+impl Default for Keep {
+    fn default() -> Keep {
+        Keep { kept: RefCell::default(), call: CALLS.fetch_add(1, Ordering::Relaxed) + 1 }
+    }
 }
 
 impl Keep {
     pub fn new() -> Keep {
         Keep::default()
+    }
+
+    /// Which call this is (no two Keeps share it). Bytes a chain's records borrow, from the
+    /// input or from `self`, stay where they are and unchanged for as long as `self` lives: a
+    /// transformation may remember what it derived from them by their address and this number,
+    /// and a new number tells it that the call it remembered them from is over.
+    pub fn call(&self) -> u64 {
+        self.call
     }
 
     /// The bytes of `b`, kept for the lifetime of `self`. The steps hold their schema JSON in an
@@ -60,5 +132,19 @@ mod tests {
         }
         assert_eq!(k.kept.borrow().len(), 2 + RECENT);
         assert_eq!(first, b"schema a");
+        assert_ne!(Keep::new().call(), k.call());
+    }
+
+    #[test]
+    fn recycles_buffers() {
+        let mut b = buffer(100);
+        b.extend_from_slice(b"payload");
+        let at = b.as_ptr();
+        recycle(b);
+        let again = buffer(50);
+        assert!(again.is_empty() && again.capacity() >= 100);
+        assert_eq!(again.as_ptr(), at);
+        recycle(Vec::with_capacity(SPARE_MAX + 1));
+        assert!(buffer(1).capacity() < SPARE_MAX + 1);
     }
 }

@@ -288,6 +288,28 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), "\"abcdefgh\u{fffd}\u{fffd}ijklmnop\u{fffd}\"");
     }
 
+    /// A special byte anywhere in strings of every length around the word sizes, the last few
+    /// bytes included, is escaped: what the word steps skip must be plain.
+    #[test]
+    fn json_strings_special_anywhere() {
+        for len in 0..40 {
+            for at in 0..len {
+                for (c, esc) in [(b'"', &b"\\\""[..]), (b'\n', &b"\\n"[..]), (0xff, "\u{fffd}".as_bytes())] {
+                    let mut s = vec![b'a'; len];
+                    s[at] = c;
+                    let mut want = b"\"".to_vec();
+                    want.extend_from_slice(&s[..at]);
+                    want.extend_from_slice(esc);
+                    want.extend_from_slice(&s[at + 1..]);
+                    want.push(b'"');
+                    let mut out = Vec::new();
+                    append_json_string(&mut out, &s);
+                    assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want), "len {} at {}", len, at);
+                }
+            }
+        }
+    }
+
     #[test]
     fn plain_ends_and_equality() {
         assert_eq!(plain_end(b"0123456789abcdef\"x", 0), 16);
