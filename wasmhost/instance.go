@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -71,7 +72,7 @@ func (h *Host) instantiate(ctx context.Context, m *module, log *slog.Logger, off
 
 	// A start section runs guest code during instantiation, so the CPU bound applies here too.
 	cctx, stop := h.cpu.start(ctx, nil)
-	mod, err := h.rt.InstantiateModule(in.bind(cctx), compiled, mc)
+	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(in.bind(cctx), memoryAllocator), compiled, mc)
 	stop()
 	if err != nil {
 		h.release(m)
@@ -281,9 +282,9 @@ func (in *instance) write(ctx context.Context, plugin, op string, data []byte) (
 			}
 			in.inPtr, in.inCap = 0, 0
 		}
-		// Leave headroom so that batches of varying size do not reallocate every time; fall back
-		// to the exact size when the guest is short of memory.
-		want := uint32(min((uint64(n)+uint64(n)/4+4095)&^4095, math.MaxInt32))
+		// Leave headroom so that batches of varying size do not reallocate every time, an eighth:
+		// the guest holds it for good; fall back to the exact size when it is short of memory.
+		want := uint32(min((uint64(n)+uint64(n)/8+4095)&^4095, math.MaxInt32))
 		ptr, err := in.alloc(ctx, plugin, op, want)
 		if err == nil && ptr == 0 && want > n {
 			want = n

@@ -369,26 +369,42 @@ func BenchmarkTable(b *testing.B) {
 	// Memory after a burst: the heap of a worker with one source task, idle before and after 1.5 M
 	// records went through the task.
 	if wantGroup("burst") {
-		before, after, guestBefore, guestAfter, rssBefore, rssAfter := burstRuns(b, addr, adm)
-		t.add("burst", "heap in use, one idle FileStreamSource task, before", "MB", before)
-		t.add("burst", "heap in use, the same after 1.5 M records and a collection", "MB", after)
-		t.add("burst", "after / before", "ratio", ratios(after, before)) // issue 11: <= 1.2
-		// The plugins' linear memories are on the Go heap too, and never shrink.
-		t.add("burst", "of which plugin linear memory, before", "MB", guestBefore)
-		t.add("burst", "of which plugin linear memory, after", "MB", guestAfter)
-		t.add("burst", "worker RSS before", "MB", rssBefore)
-		t.add("burst", "worker RSS after", "MB", rssAfter)
+		f := burstRuns(b, addr, adm)
+		t.add("burst", "heap in use, one idle FileStreamSource task, before", "MB", f.before)
+		t.add("burst", "heap in use, the same after 1.5 M records and a collection", "MB", f.after)
+		t.add("burst", "after / before", "ratio", ratios(f.after, f.before)) // issue 11: <= 1.2
+		// The plugins' linear memories are on the Go heap too, and never shrink: after the burst
+		// each instance holds about a batch's worth (the file source its result and a read, the
+		// converter its input and output), which the rows per module show.
+		t.add("burst", "of which plugin linear memory, before", "MB", f.guestBefore)
+		t.add("burst", "of which plugin linear memory, after", "MB", f.guestAfter)
+		t.add("burst", "of that, the file module's instance, after", "MB", f.fileAfter)
+		t.add("burst", "of that, the converters module's instance, after", "MB", f.convAfter)
+		t.add("burst", "heap in use besides plugin linear memory, before", "MB", differences(f.before, f.guestBefore))
+		t.add("burst", "heap in use besides plugin linear memory, after", "MB", differences(f.after, f.guestAfter))
+		t.add("burst", "worker RSS before", "MB", f.rssBefore)
+		t.add("burst", "worker RSS after", "MB", f.rssAfter)
 	}
 
 	t.write(b)
 }
 
+// burstFigures are the figures of burstRuns, in MB, one per run.
+type burstFigures struct {
+	before, after           []float64 // heap in use (heapAfterCollection)
+	guestBefore, guestAfter []float64 // of which the plugin instances' linear memory
+	fileAfter, convAfter    []float64 // of that, the file and converters instances' after
+	rssBefore, rssAfter     []float64
+}
+
 // burstRuns starts a fresh worker benchRuns times, with one FileStreamSource task (JsonConverter)
 // on an empty file, and returns its heap in use in MB (heapAfterCollection): idle before 1.5 M
 // lines are appended to the file, and idle after the topic holds them all; the part of it that is
-// the plugin instances' linear memory (wasmconnect_plugin_memory_bytes); and its RSS then.
-func burstRuns(b *testing.B, addr string, adm *kadm.Client) (before, after, guestBefore, guestAfter, rssBefore, rssAfter []float64) {
+// the plugin instances' linear memory (wasmconnect_plugin_memory_bytes), in all and per module;
+// and its RSS then.
+func burstRuns(b *testing.B, addr string, adm *kadm.Client) burstFigures {
 	const lines = 1_500_000
+	var f burstFigures
 	for i := 0; i < benchRuns; i++ {
 		files := b.TempDir()
 		name := fmt.Sprintf("burst-%d", i)
@@ -403,17 +419,31 @@ func burstRuns(b *testing.B, addr string, adm *kadm.Client) (before, after, gues
 			"connector.class": "FileStreamSource", "file": in, "topic": name, "batch.size": "2000",
 			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}})
 		w.waitTaskState(b, name, "RUNNING", time.Minute)
-		before = append(before, heapAfterCollection(b, w))
-		guestBefore = append(guestBefore, goMetric(b, w, "wasmconnect_plugin_memory_bytes")/(1<<20))
-		rssBefore = append(rssBefore, rssMB(b, w))
+		guest := func(module string) float64 {
+			return goMetricOf(b, w, "wasmconnect_plugin_memory_bytes", module) / (1 << 20)
+		}
+		f.before = append(f.before, heapAfterCollection(b, w))
+		f.guestBefore = append(f.guestBefore, guest(""))
+		f.rssBefore = append(f.rssBefore, rssMB(b, w))
 		writeBenchFile(b, in, lines)
 		waitEnd(b, adm, name, lines)
-		after = append(after, heapAfterCollection(b, w))
-		guestAfter = append(guestAfter, goMetric(b, w, "wasmconnect_plugin_memory_bytes")/(1<<20))
-		rssAfter = append(rssAfter, rssMB(b, w))
+		f.after = append(f.after, heapAfterCollection(b, w))
+		f.guestAfter = append(f.guestAfter, guest(""))
+		f.fileAfter = append(f.fileAfter, guest(`module="file.wasm"`))
+		f.convAfter = append(f.convAfter, guest(`module="converters.wasm"`))
+		f.rssAfter = append(f.rssAfter, rssMB(b, w))
 		w.stop(syscall.SIGTERM)
 	}
-	return before, after, guestBefore, guestAfter, rssBefore, rssAfter
+	return f
+}
+
+// differences returns a[i] - b[i].
+func differences(a, b []float64) []float64 {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	return d
 }
 
 // heapAfterCollection returns the smallest heap in use (go_memstats_heap_inuse_bytes of /metrics)
@@ -435,10 +465,15 @@ func heapAfterCollection(b *testing.B, w *worker) float64 {
 
 // goMetric reads a series from the worker's /metrics: the sum over its labels, if it has any.
 func goMetric(b *testing.B, w *worker, name string) float64 {
+	return goMetricOf(b, w, name, "")
+}
+
+// goMetricOf is goMetric over the lines of the series that contain labels (say module="x").
+func goMetricOf(b *testing.B, w *worker, name, labels string) float64 {
 	sum, found := 0.0, false
 	for _, line := range strings.Split(string(w.mustCall(b, 200, "GET", "/metrics", nil)), "\n") {
 		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') || !strings.Contains(rest, labels) {
 			continue
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(rest[strings.LastIndexByte(rest, ' ')+1:]), 64)

@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"sync"
 
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
@@ -69,4 +70,26 @@ func (p *pollBuffers) poll(ctx context.Context, plugin SourcePlugin) ([]wire.Rec
 		return nil, nil, err
 	}
 	return recs, b, nil
+}
+
+// scratch is a slice reused from one batch to the next, in a sync.Pool: a steady stream of batches
+// allocates none, and the collections after a burst drop it, so that an idle task does not hold
+// its largest batch's worth.
+type scratch[T any] struct {
+	pool sync.Pool // of *[]T
+}
+
+// get returns a slice of n zero elements and what to hand back to put once it is no longer used.
+func (s *scratch[T]) get(n int) (*[]T, []T) {
+	p, _ := s.pool.Get().(*[]T)
+	if p == nil {
+		p = new([]T)
+	}
+	return p, reuse(p, n)
+}
+
+// put clears what get returned, so that the pool keeps nothing else reachable, and keeps it.
+func (s *scratch[T]) put(p *[]T) {
+	clear((*p)[:cap(*p)])
+	s.pool.Put(p)
 }

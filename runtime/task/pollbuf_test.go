@@ -74,3 +74,21 @@ func TestPollBuffersPlainPlugin(t *testing.T) {
 		t.Fatalf("got %d records, buffer %v, %v", len(recs), b, err)
 	}
 }
+
+func TestScratchReusesAndClears(t *testing.T) {
+	var s scratch[*int]
+	kept, in := s.get(3)
+	if len(in) != 3 || in[0] != nil {
+		t.Fatalf("get(3) = %v", in)
+	}
+	x := 1
+	in[0], in[2] = &x, &x
+	s.put(kept)
+	if (*kept)[0] != nil || (*kept)[2] != nil {
+		t.Fatal("put kept what the slice pointed to reachable")
+	}
+	// Shorter uses reuse the slice; longer ones grow it.
+	if _, in := s.get(5); len(in) != 5 || in[4] != nil {
+		t.Fatalf("get(5) = %v", in)
+	}
+}

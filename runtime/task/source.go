@@ -58,10 +58,10 @@ type Source struct {
 	transforms *stage[polledBatch]
 	convert    *stage[transformed]
 	produce    *stage[converted]
-	polls      *pollBuffers     // the memory of the batches in the pipeline, reused
-	sends      *sendBuffers     // the memory of the batches the producer holds, reused once acked
-	convertIn  []wire.TopicData // the converters' input, used by the convert stage only
-	produceMu  sync.Mutex       // guards produceErr
+	polls      *pollBuffers            // the memory of the batches in the pipeline, reused
+	sends      *sendBuffers            // the memory of the batches the producer holds, reused once acked
+	convertIn  scratch[wire.TopicData] // the converters' input
+	produceMu  sync.Mutex              // guards produceErr
 	produceErr error
 	// acked counts the records acknowledged since the last report to Metrics, which happens with
 	// a batch's last acknowledgement or a failure: one update per batch rather than two atomic
@@ -379,8 +379,8 @@ func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 			// keys of a file source need no input built, nor any output.
 			return nil, nil
 		}
-		in := reuse(&s.convertIn, len(recs))
-		defer clear(in) // the values alias the batch's buffer, which is reused
+		kept, in := s.convertIn.get(len(recs))
+		defer s.convertIn.put(kept) // cleared: the values alias the batch's buffer, which is reused
 		for i := range recs {
 			in[i] = wire.TopicData{Topic: recs[i].Topic, Value: field(&recs[i])}
 		}

@@ -89,7 +89,7 @@ struct FileSourceTask {
     /// Bytes read; buf[start..] is not yet returned (a partial line).
     buf: Vec<u8>,
     start: usize,
-    /// The lines of the batch being polled, as ranges of buf.
+    /// The lines cut and not yet added to the batch, as ranges of buf.
     lines: Vec<(usize, usize)>,
     logged_missing: bool,
 }
@@ -127,51 +127,42 @@ impl SourceTask for FileSourceTask {
                 Err(e) => return Err(e),
             }
         }
-        self.lines.clear();
-        // The lines returned last time are no longer referenced: drop them now, as fill cannot
-        // while the batch's lines point into buf, so that buf holds at most one batch plus a read
-        // instead of the whole file.
+        // The lines returned last time are no longer referenced: drop them now, so that buf holds
+        // at most a read and a partial line.
         if self.start > 0 {
             self.buf.drain(..self.start);
             self.start = 0;
         }
+        let ts = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
         let mut eof = false;
         let mut scanned = self.start;
-        while self.lines.len() < self.batch_size {
+        let mut n = 0;
+        while n < self.batch_size {
             match cut_line(&self.buf, scanned) {
                 Cut::Line { end, next } => {
                     self.lines.push((self.start, end));
                     self.pos += (next - self.start) as i64;
                     self.start = next;
                     scanned = next;
+                    n += 1;
                 }
                 Cut::Partial { scanned: s } => {
                     if eof {
                         break;
                     }
                     scanned = s;
-                    let n = self.fill(&mut scanned)?;
-                    eof = n == 0;
+                    // The lines cut so far go into the batch before the next read, which can then
+                    // drop them from buf.
+                    self.add_lines(batch, ts);
+                    eof = self.fill(&mut scanned)? == 0;
                 }
             }
         }
-        if self.lines.is_empty() {
-            return Ok(());
-        }
-        let ts = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
-        let bytes: usize = self.lines.iter().map(|(s, e)| e - s + 40).sum::<usize>() + self.topic.len() * self.lines.len();
-        batch.reserve(bytes);
+        self.add_lines(batch, ts);
         // Only the last offset of a batch matters: the host stores it once everything before it is
         // written, so the others are not sent.
-        let offset = json::object([(POSITION_FIELD, Value::Int(self.pos))]);
-        let last = self.lines.len() - 1;
-        for (i, &(s, e)) in self.lines.iter().enumerate() {
-            let mut r = SourceRecord { topic: &self.topic, value: Data::text(&self.buf[s..e]), timestamp: Some(ts), ..Default::default() };
-            if i == last {
-                r.source_partition = Some(&self.partition);
-                r.source_offset = Some(&offset);
-            }
-            batch.push(&r);
+        if !batch.is_empty() {
+            batch.set_last_source(&self.partition, &json::object([(POSITION_FIELD, Value::Int(self.pos))]));
         }
         Ok(())
     }
@@ -212,16 +203,46 @@ impl FileSourceTask {
         Ok(())
     }
 
+    /// Adds the lines cut since the last call to the batch. The batch's buffer is kept for the
+    /// next polls, and grown by steps it would leave each smaller block behind as a hole in the
+    /// module's memory, which never shrinks (the allocator moves a block it grows): so when it
+    /// lacks room, it grows once to what the whole batch will take, as far as the lines so far
+    /// and what is left of the file tell.
+    fn add_lines(&mut self, batch: &mut SourceBatch, ts: i64) {
+        if self.lines.is_empty() {
+            return;
+        }
+        let bytes: usize = self.lines.iter().map(|(s, e)| SourceBatch::record_len(&self.topic, e - s)).sum();
+        if batch.room() < bytes {
+            // The lines still to come: up to batch.size in all, and as many as the bytes of the
+            // file after the last line cut hold at the mean length so far.
+            let per_record = bytes / self.lines.len();
+            let per_line = per_record - SourceBatch::record_len(&self.topic, 0) + 1;
+            let left = self.file.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| (m.len() as i64 - self.pos).max(0) as usize);
+            let more = (self.batch_size - batch.len() - self.lines.len()).min(left / per_line + 1);
+            // and the last record's source partition and offset, {"filename":...} {"position":...}
+            batch.reserve(bytes + more * per_record + self.filename.len() + 64);
+        }
+        for &(s, e) in &self.lines {
+            batch.push(&SourceRecord { topic: &self.topic, value: Data::text(&self.buf[s..e]), timestamp: Some(ts), ..Default::default() });
+        }
+        self.lines.clear();
+    }
+
     /// Reads more of the file into buf and returns how many bytes it read (0 at the end of the
-    /// file). The unreturned bytes move to the front first; `scanned` moves with them.
+    /// file). The unreturned bytes move to the front first (the lines before them are in the
+    /// batch); `scanned` moves with them.
     fn fill(&mut self, scanned: &mut usize) -> Result<usize> {
-        if self.start > 0 && self.lines.is_empty() {
+        debug_assert!(self.lines.is_empty());
+        if self.start > 0 {
             self.buf.drain(..self.start);
             *scanned -= self.start;
             self.start = 0;
         }
         let len = self.buf.len();
-        self.buf.resize(len + READ_CHUNK, 0);
+        // Up to a chunk in all, so that the partial line before the read does not double buf;
+        // a partial line longer than that grows it by a quarter chunk at least.
+        self.buf.resize(READ_CHUNK.max(len + READ_CHUNK / 4), 0);
         let f = self.file.as_mut().expect("fill with an open file");
         let r = loop {
             match f.read(&mut self.buf[len..]) {

@@ -501,6 +501,11 @@ fn parse_offsets(input: &[u8]) -> std::result::Result<Vec<TopicPartitionOffset>,
 
 /// FROM_CONNECT: a data batch (§5.3) to a bytes batch (§5.4).
 fn from_connect(conv: &mut dyn Converter, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    // The output buffer is kept for the next calls, and grown by doubling it would leave each
+    // smaller block behind as a hole in the module's memory, which never shrinks: so it grows
+    // once to about what a batch takes, which is the input's size for a text or JSON value
+    // without a schema (the topic and tags it does not repeat make room for quotes).
+    out.reserve_exact(input.len());
     let mut d = Decoder::new(input);
     let n = d.count("data batch", 5);
     wire::put_u32(out, n as u32);

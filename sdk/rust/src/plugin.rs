@@ -200,13 +200,15 @@ pub struct SourceRecord<'a> {
 pub struct SourceBatch {
     out: Vec<u8>,
     count: u32,
+    /// Where the last record's source partition and offset start in `out`.
+    last_source: usize,
     /// The JSON of the last source partition: a task usually has one.
     last_partition: Option<(Value, String)>,
 }
 
 impl SourceBatch {
     pub(crate) fn new() -> SourceBatch {
-        SourceBatch { out: Vec::new(), count: 0, last_partition: None }
+        SourceBatch { out: Vec::new(), count: 0, last_source: 0, last_partition: None }
     }
 
     pub(crate) fn reset(&mut self) {
@@ -230,9 +232,25 @@ impl SourceBatch {
         self.count == 0
     }
 
-    /// Makes room for about `bytes` more bytes of records.
+    /// Makes room for `bytes` more bytes of records, exactly. The batch's buffer is kept from one
+    /// POLL to the next and a module's linear memory never shrinks, so a task that knows what its
+    /// records take (`record_len`) reserves that, not the double that `Vec::reserve` may round
+    /// it up to and the task would then hold for good.
     pub fn reserve(&mut self, bytes: usize) {
-        self.out.reserve(bytes);
+        self.out.reserve_exact(bytes);
+    }
+
+    /// How many more bytes of records the batch holds without growing.
+    pub fn room(&self) -> usize {
+        self.out.capacity() - self.out.len()
+    }
+
+    /// The bytes `push` encodes a record of `topic` in that has a null key, a string or bytes value
+    /// of `value_len` bytes, no headers and no source partition or offset.
+    pub fn record_len(topic: &str, value_len: usize) -> usize {
+        // topic, partition, offset, timestamp, null key, value tag and length, header count, and
+        // the empty source partition and offset
+        4 + topic.len() + 4 + 8 + 8 + 1 + 1 + 4 + value_len + 4 + 4 + 4
     }
 
     /// Adds a record.
@@ -245,7 +263,25 @@ impl SourceBatch {
         wire::put_data(out, &r.key);
         wire::put_data(out, &r.value);
         wire::put_headers(out, r.headers);
-        match (r.source_partition, r.source_offset) {
+        self.last_source = self.out.len();
+        self.put_source(r.source_partition, r.source_offset);
+        self.count += 1;
+    }
+
+    /// Sets the source partition and offset of the last record added (a batch with none: nothing),
+    /// replacing what it had. A task that adds its records before it knows which one is the last
+    /// of its batch (a file source that reads until the batch is full or the file ends) gives
+    /// that one its offset this way.
+    pub fn set_last_source(&mut self, partition: &Value, offset: &Value) {
+        if self.count == 0 {
+            return;
+        }
+        self.out.truncate(self.last_source);
+        self.put_source(Some(partition), Some(offset));
+    }
+
+    fn put_source(&mut self, partition: Option<&Value>, offset: Option<&Value>) {
+        match (partition, offset) {
             (Some(p), Some(o)) => {
                 let cached = matches!(&self.last_partition, Some((v, _)) if v == p);
                 if !cached {
@@ -256,10 +292,43 @@ impl SourceBatch {
                 wire::put_bytes(&mut self.out, o.to_json().as_bytes());
             }
             _ => {
-                wire::put_u32(out, 0);
-                wire::put_u32(out, 0);
+                wire::put_u32(&mut self.out, 0);
+                wire::put_u32(&mut self.out, 0);
             }
         }
-        self.count += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json;
+
+    #[test]
+    fn record_len_is_what_push_encodes() {
+        let mut b = SourceBatch::new();
+        b.reset();
+        for line in ["", "one line", "a longer line of text"] {
+            let before = b.out.len();
+            b.push(&SourceRecord { topic: "lines", value: Data::str(line), timestamp: Some(7), ..Default::default() });
+            assert_eq!(b.out.len() - before, SourceBatch::record_len("lines", line.len()), "{:?}", line);
+        }
+    }
+
+    #[test]
+    fn set_last_source_gives_the_last_record_its_offset() {
+        let part = json::object([("filename", Value::from("f"))]);
+        let mut b = SourceBatch::new();
+        b.reset();
+        b.set_last_source(&part, &json::object([("position", Value::Int(1))]));
+        assert_eq!(wire::decode_records(b.finish()).unwrap().len(), 0);
+        b.push(&SourceRecord { topic: "t", value: Data::str("a"), ..Default::default() });
+        b.push(&SourceRecord { topic: "t", value: Data::str("b"), source_partition: Some(&part), source_offset: Some(&part), ..Default::default() });
+        b.set_last_source(&part, &json::object([("position", Value::Int(4))]));
+        let rs = wire::decode_records(b.finish()).unwrap();
+        assert_eq!(rs.len(), 2);
+        assert_eq!((rs[0].source_partition, rs[0].source_offset), (&b""[..], &b""[..]));
+        assert_eq!(rs[1].value, Data::str("b"));
+        assert_eq!((rs[1].source_partition, rs[1].source_offset), (&br#"{"filename":"f"}"#[..], &br#"{"position":4}"#[..]));
     }
 }
