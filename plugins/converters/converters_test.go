@@ -503,6 +503,7 @@ func TestJsonConverterLogicalTypesAndNulls(t *testing.T) {
 		`{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"dec"},` +
 		`{"type":"string","optional":true,"default":"none","field":"s"}],"optional":false}`
 	in := `{"ts":1700000000000,"t":3600000,"x":[1,{"y":null}],"d":19000,"dec":"MDk=","s":null}`
+	const requiredDefault = `{"type":"struct","fields":[{"type":"int32","optional":false,"default":5,"field":"a"},{"type":"string","optional":true,"field":"b"}],"optional":false}`
 	for _, tc := range []struct {
 		name string
 		c    *conv
@@ -514,6 +515,8 @@ func TestJsonConverterLogicalTypesAndNulls(t *testing.T) {
 		{"logical types numeric", numeric, wire.JSON([]byte(logical), []byte(in)), `{"d":19000,"t":3600000,"ts":1700000000000,"dec":123.45,"s":"none"}`},
 		{"null kept", keep, wire.JSON([]byte(logical), []byte(`{"d":1,"t":2,"ts":3,"dec":null,"s":null}`)), `{"d":1,"t":2,"ts":3,"dec":null,"s":null}`},
 		{"absent field kept null", keep, wire.JSON([]byte(logical), []byte(`{"d":1,"t":2,"ts":3}`)), `{"d":1,"t":2,"ts":3}`},
+		{"required null kept default", keep, wire.JSON([]byte(requiredDefault), []byte(`{"a":null,"b":"x"}`)), `{"a":5,"b":"x"}`},
+		{"required absent kept default", keep, wire.JSON([]byte(requiredDefault), []byte(`{"b":"x"}`)), `{"a":5,"b":"x"}`},
 		{"absent field default", disabled, wire.JSON([]byte(logical), []byte(`{"d":1,"t":2,"ts":3}`)), `{"d":1,"t":2,"ts":3,"dec":null,"s":"none"}`},
 		{"map written again", disabled, wire.JSON([]byte(`{"type":"map","keys":{"type":"string"},"values":{"type":"int32"}}`), []byte(`{"b":1,"a":2.0,"b":3}`)), `{"a":2,"b":3}`},
 		{"map kept", disabled, wire.JSON([]byte(`{"type":"map","keys":{"type":"string"},"values":{"type":"int32"}}`), []byte(`{ "b": 1, "a": 2 }`)), `{"b":1,"a":2}`},

@@ -604,8 +604,14 @@ impl<'a, 'w> Parser<'a, 'w> {
         if let Some(d) = &s.default {
             let written = if self.o.numeric { &d.numeric } else { &d.base64 };
             if self.o.keep_nulls {
-                // JsonConverter writes a required field's default for a null all the same.
-                self.put(out, if s.optional { b"null" } else { written });
+                // JsonConverter writes a required field's default for a null all the same (its
+                // Struct.get gives the default), so the payload is rewritten then.
+                if s.optional {
+                    self.put(out, b"null");
+                } else {
+                    self.rewritten = true;
+                    self.put(out, written);
+                }
                 return Ok(());
             }
             self.rewritten = true;
