@@ -8,7 +8,9 @@ import (
 
 // bufferedPoller is a SourcePlugin that can poll into buffers the task hands it (wasmhost.Object):
 // the result bytes are copied into buf and decoded into recs when they are large enough, and the
-// records alias the returned buffer. Without it, every POLL allocates a result copy and a record
+// records alias the returned buffer, which is the record batch (sdk/ABI.md §5.2) they were decoded
+// from, as it is: a fused transform chain takes it as its input instead of the records encoded
+// again. Without it, every POLL allocates a result copy and a record
 // slice, at a file source's rates the largest part of what the worker allocates.
 type bufferedPoller interface {
 	PollInto(ctx context.Context, buf []byte, recs []wire.Record) ([]wire.Record, []byte, error)
@@ -47,6 +49,7 @@ func (p *pollBuffers) put(b *pollBuffer) {
 	}
 	clear(b.recs[:cap(b.recs)])
 	b.chain.res.Reset()
+	b.chain.batch = nil
 	p.keep(b)
 }
 

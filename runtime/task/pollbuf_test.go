@@ -7,7 +7,8 @@ import (
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
-// bufferPoller answers PollInto with n records into the buffers it is given, and notes them.
+// bufferPoller answers PollInto with n records into the buffers it is given, and notes them. As
+// wasmhost's, the buffer it returns is the record batch the records are decoded from.
 type bufferPoller struct {
 	fakeSource
 	n        int
@@ -19,15 +20,13 @@ func (p *bufferPoller) PollInto(_ context.Context, buf []byte, recs []wire.Recor
 	if p.n == 0 {
 		return nil, buf, nil
 	}
-	buf = append(buf[:0], "value"...)
-	if cap(recs) < p.n {
-		recs = make([]wire.Record, p.n)
+	batch := make([]wire.Record, p.n)
+	for i := range batch {
+		batch[i] = wire.Record{Topic: "t", Partition: -1, Offset: -1, Timestamp: -1, Value: wire.Bytes([]byte("value"))}
 	}
-	recs = recs[:p.n]
-	for i := range recs {
-		recs[i] = wire.Record{Topic: "t", Value: wire.Bytes(buf)}
-	}
-	return recs, buf, nil
+	buf = wire.AppendRecords(buf[:0], batch)
+	recs, err := wire.DecodeRecordsInto(recs, buf)
+	return recs, buf, err
 }
 
 func TestPollBuffersReuseAndRelease(t *testing.T) {
