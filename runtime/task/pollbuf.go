@@ -26,6 +26,13 @@ type pollBuffer struct {
 	chain chainMemory
 }
 
+// chainMemory is where the transform chain's results for b's batch go. The records are b's POLL
+// result decoded and unchanged since, so those bytes are the chain's input batch.
+func (b *pollBuffer) chainMemory() *chainMemory {
+	b.chain.batch = b.bytes
+	return &b.chain
+}
+
 // pollBuffers is a free list of pollBuffers, bounded by what the pipeline holds at once (one being
 // polled, stageDepth waiting in front of each of the three stages and one in each).
 type pollBuffers struct{ freeList[pollBuffer] }

@@ -73,3 +73,38 @@ func TestPollBuffersPlainPlugin(t *testing.T) {
 		t.Fatalf("got %d records, buffer %v, %v", len(recs), b, err)
 	}
 }
+
+// batchChain is a FusedChain that notes the batch it is given and passes every record through.
+type batchChain struct{ batch []byte }
+
+func (c *batchChain) TransformInto(_ context.Context, records []wire.Record, batch []byte, res *wire.ChainResult, buf []byte) ([]byte, error) {
+	c.batch = batch
+	buf = wire.AppendU32(buf[:0], uint32(len(records)))
+	for i := range records {
+		buf = append(wire.AppendU32(buf, uint32(i)), byte(wire.StatusUnchanged))
+	}
+	return buf, res.Decode(buf, records, 1)
+}
+
+// A fused chain applied to a polled batch gets the POLL result its records were decoded from, as
+// it is, and a buffer back in the free list forgets it.
+func TestFusedChainGetsThePolledBatch(t *testing.T) {
+	ctx := context.Background()
+	fused := &batchChain{}
+	p := newPollBuffers()
+	recs, b, err := p.poll(ctx, &bufferPoller{n: 3})
+	if err != nil || b == nil {
+		t.Fatal(b, err)
+	}
+	out, _, _, err := Chain{{Alias: "a", Fused: fused}}.apply(ctx, recs, b.chainMemory())
+	if err != nil || len(out) != 3 {
+		t.Fatalf("apply: %d records, %v", len(out), err)
+	}
+	if len(fused.batch) == 0 || &fused.batch[0] != &b.bytes[0] || len(fused.batch) != len(b.bytes) {
+		t.Fatal("the chain did not get the polled batch")
+	}
+	p.put(b)
+	if b.chain.batch != nil {
+		t.Fatal("a returned buffer still names its batch")
+	}
+}

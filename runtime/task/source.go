@@ -351,9 +351,7 @@ func (s *Source) transform(ctx context.Context, polled []wire.Record, buf *pollB
 	}
 	var mem *chainMemory
 	if buf != nil {
-		// The records are buf's POLL result decoded, unchanged: the chain gets those bytes.
-		mem = &buf.chain
-		mem.batch = buf.bytes
+		mem = buf.chainMemory()
 	}
 	recs, origin, failed, err := s.cfg.Chain.apply(ctx, polled, mem)
 	if err != nil {
