@@ -109,7 +109,7 @@ func (c *Chain) Transform(ctx context.Context, records []wire.Record) ([]wire.Tr
 	if len(records) == 0 {
 		return nil, nil, nil
 	}
-	out, err := c.call(ctx, records, nil)
+	out, err := c.call(ctx, func(b []byte) []byte { return wire.AppendChainRequest(b, c.req, records) }, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,12 +124,21 @@ func (c *Chain) Transform(ctx context.Context, records []wire.Record) ([]wire.Tr
 // in buf's backing array when it is large enough: a task that keeps both per batch in flight runs
 // the chain without allocating. It returns the buffer the records alias, to pass again once they
 // are no longer used.
-func (c *Chain) TransformInto(ctx context.Context, records []wire.Record, res *wire.ChainResult, buf []byte) ([]byte, error) {
+//
+// batch, if not nil, is the record batch (sdk/ABI.md §5.2) that records were decoded from, as it
+// is (a POLL result): the chain's input is then the steps and a copy of it, instead of the
+// records encoded again.
+func (c *Chain) TransformInto(ctx context.Context, records []wire.Record, batch []byte, res *wire.ChainResult, buf []byte) ([]byte, error) {
 	res.Reset()
 	if len(records) == 0 {
 		return buf, nil
 	}
-	out, err := c.call(ctx, records, buf)
+	out, err := c.call(ctx, func(b []byte) []byte {
+		if batch != nil {
+			return append(wire.AppendChainSteps(b, c.req), batch...)
+		}
+		return wire.AppendChainRequest(b, c.req, records)
+	}, buf)
 	if err != nil {
 		return buf, err
 	}
@@ -143,9 +152,9 @@ func (c *Chain) TransformInto(ctx context.Context, records []wire.Record, res *w
 	return out, nil
 }
 
-// call runs TRANSFORM_CHAIN on records and returns a copy of the result, in dst's backing array
-// when it is large enough.
-func (c *Chain) call(ctx context.Context, records []wire.Record, dst []byte) ([]byte, error) {
+// call runs TRANSFORM_CHAIN on the input that encode appends and returns a copy of the result, in
+// dst's backing array when it is large enough.
+func (c *Chain) call(ctx context.Context, encode func([]byte) []byte, dst []byte) ([]byte, error) {
 	c.in.mu.Lock()
 	defer c.in.mu.Unlock()
 	for _, s := range c.steps {
@@ -157,5 +166,5 @@ func (c *Chain) call(ctx context.Context, records []wire.Record, dst []byte) ([]
 	}
 	// One call runs every step; it is counted against the first transformation's observer, under
 	// the op TRANSFORM_CHAIN, so a chain's cost shows up once and is not split by guess.
-	return c.in.callInto(ctx, c.name, c.steps[0].Transform.obs, wire.OpTransformChain, 0, func(b []byte) []byte { return wire.AppendChainRequest(b, c.req, records) }, dst)
+	return c.in.callInto(ctx, c.name, c.steps[0].Transform.obs, wire.OpTransformChain, 0, encode, dst)
 }

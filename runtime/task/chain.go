@@ -34,14 +34,18 @@ type Step struct {
 
 // FusedChain runs a whole chain in one plugin call (wasmhost.Chain). It decodes the result into res
 // from a copy in buf's backing array, both reused when large enough, and returns the buffer the
-// records alias. Its failures name the step.
+// records alias. batch, if not nil, is the record batch the records were decoded from as it is,
+// which it sends instead of encoding them again. Its failures name the step.
 type FusedChain interface {
-	TransformInto(ctx context.Context, records []wire.Record, res *wire.ChainResult, buf []byte) ([]byte, error)
+	TransformInto(ctx context.Context, records []wire.Record, batch []byte, res *wire.ChainResult, buf []byte) ([]byte, error)
 }
 
 // chainMemory is what a fused chain's result for one batch lives in: the copy of the result and
 // the records decoded from it. A source task keeps one per batch in flight (in its pollBuffer).
+// batch, when not nil, is the encoding of the records the chain is applied to (the POLL result
+// they were decoded from, unchanged since), which goes to the chain as it is.
 type chainMemory struct {
+	batch  []byte
 	result []byte
 	res    wire.ChainResult
 }
@@ -154,7 +158,7 @@ func (c Chain) applyFused(ctx context.Context, recs []wire.Record, mem *chainMem
 	if len(recs) == 0 {
 		return recs, []int{}, nil, nil
 	}
-	mem.result, err = c[0].Fused.TransformInto(ctx, recs, &mem.res, mem.result)
+	mem.result, err = c[0].Fused.TransformInto(ctx, recs, mem.batch, &mem.res, mem.result)
 	if err != nil {
 		aliases := make([]string, len(c))
 		for i, st := range c {

@@ -59,6 +59,10 @@ func TestFusedChainMatchesStepByStep(t *testing.T) {
 	if got != want {
 		t.Errorf("fused:\n%s\nstep by step:\n%s", got, want)
 	}
+	// As a source task runs it: the batch the records were decoded from goes to the chain as it is.
+	if batch := render(chain.apply(ctx, in, &chainMemory{batch: wire.AppendRecords(nil, in)})); batch != want {
+		t.Errorf("fused from the encoded batch:\n%s\nstep by step:\n%s", batch, want)
+	}
 	for _, line := range []string{
 		`0<-0 lines/0@10 ts -1 key 0   value 3 {"type":"struct","fields":[{"type":"string","optional":false,"field":"line"},{"type":"string","optional":true,"field":"t"},{"type":"int64","optional":true,"field":"off"}],"optional":false} {"line":"a line","t":"lines","off":10}`,
 		`1<-2 o-eu/1@12 ts 5 key 0   value 3  {"id":1,"off":12,"t":"orders-eu"}`, // routed before mask: its predicate no longer matches

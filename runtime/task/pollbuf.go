@@ -9,7 +9,9 @@ import (
 
 // bufferedPoller is a SourcePlugin that can poll into buffers the task hands it (wasmhost.Object):
 // the result bytes are copied into buf and decoded into recs when they are large enough, and the
-// records alias the returned buffer. Without it, every POLL allocates a result copy and a record
+// records alias the returned buffer, which is the record batch (sdk/ABI.md §5.2) they were decoded
+// from, as it is: a fused transform chain takes it as its input instead of the records encoded
+// again. Without it, every POLL allocates a result copy and a record
 // slice, at a file source's rates the largest part of what the worker allocates.
 type bufferedPoller interface {
 	PollInto(ctx context.Context, buf []byte, recs []wire.Record) ([]wire.Record, []byte, error)
@@ -23,6 +25,13 @@ type pollBuffer struct {
 	bytes []byte
 	recs  []wire.Record
 	chain chainMemory
+}
+
+// chainMemory is where the transform chain's results for b's batch go. The records are b's POLL
+// result decoded and unchanged since, so those bytes are the chain's input batch.
+func (b *pollBuffer) chainMemory() *chainMemory {
+	b.chain.batch = b.bytes
+	return &b.chain
 }
 
 // pollBuffers is a free list of pollBuffers, bounded by what the pipeline holds at once (one being
@@ -48,6 +57,7 @@ func (p *pollBuffers) put(b *pollBuffer) {
 	}
 	clear(b.recs[:cap(b.recs)])
 	b.chain.res.Reset()
+	b.chain.batch = nil
 	p.keep(b)
 }
 

@@ -7,7 +7,8 @@ import (
 	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
-// bufferPoller answers PollInto with n records into the buffers it is given, and notes them.
+// bufferPoller answers PollInto with n records into the buffers it is given, and notes them. As
+// wasmhost's, the buffer it returns is the record batch the records are decoded from.
 type bufferPoller struct {
 	fakeSource
 	n        int
@@ -19,15 +20,13 @@ func (p *bufferPoller) PollInto(_ context.Context, buf []byte, recs []wire.Recor
 	if p.n == 0 {
 		return nil, buf, nil
 	}
-	buf = append(buf[:0], "value"...)
-	if cap(recs) < p.n {
-		recs = make([]wire.Record, p.n)
+	batch := make([]wire.Record, p.n)
+	for i := range batch {
+		batch[i] = wire.Record{Topic: "t", Partition: -1, Offset: -1, Timestamp: -1, Value: wire.Bytes([]byte("value"))}
 	}
-	recs = recs[:p.n]
-	for i := range recs {
-		recs[i] = wire.Record{Topic: "t", Value: wire.Bytes(buf)}
-	}
-	return recs, buf, nil
+	buf = wire.AppendRecords(buf[:0], batch)
+	recs, err := wire.DecodeRecordsInto(recs, buf)
+	return recs, buf, err
 }
 
 func TestPollBuffersReuseAndRelease(t *testing.T) {
@@ -72,6 +71,41 @@ func TestPollBuffersPlainPlugin(t *testing.T) {
 	recs, b, err := newPollBuffers().poll(context.Background(), plugin)
 	if err != nil || len(recs) != 1 || b != nil {
 		t.Fatalf("got %d records, buffer %v, %v", len(recs), b, err)
+	}
+}
+
+// batchChain is a FusedChain that notes the batch it is given and passes every record through.
+type batchChain struct{ batch []byte }
+
+func (c *batchChain) TransformInto(_ context.Context, records []wire.Record, batch []byte, res *wire.ChainResult, buf []byte) ([]byte, error) {
+	c.batch = batch
+	buf = wire.AppendU32(buf[:0], uint32(len(records)))
+	for i := range records {
+		buf = append(wire.AppendU32(buf, uint32(i)), byte(wire.StatusUnchanged))
+	}
+	return buf, res.Decode(buf, records, 1)
+}
+
+// A fused chain applied to a polled batch gets the POLL result its records were decoded from, as
+// it is, and a buffer back in the free list forgets it.
+func TestFusedChainGetsThePolledBatch(t *testing.T) {
+	ctx := context.Background()
+	fused := &batchChain{}
+	p := newPollBuffers()
+	recs, b, err := p.poll(ctx, &bufferPoller{n: 3})
+	if err != nil || b == nil {
+		t.Fatal(b, err)
+	}
+	out, _, _, err := Chain{{Alias: "a", Fused: fused}}.apply(ctx, recs, b.chainMemory())
+	if err != nil || len(out) != 3 {
+		t.Fatalf("apply: %d records, %v", len(out), err)
+	}
+	if len(fused.batch) == 0 || &fused.batch[0] != &b.bytes[0] || len(fused.batch) != len(b.bytes) {
+		t.Fatal("the chain did not get the polled batch")
+	}
+	p.put(b)
+	if b.chain.batch != nil {
+		t.Fatal("a returned buffer still names its batch")
 	}
 }
 

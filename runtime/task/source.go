@@ -351,7 +351,7 @@ func (s *Source) transform(ctx context.Context, polled []wire.Record, buf *pollB
 	}
 	var mem *chainMemory
 	if buf != nil {
-		mem = &buf.chain
+		mem = buf.chainMemory()
 	}
 	recs, origin, failed, err := s.cfg.Chain.apply(ctx, polled, mem)
 	if err != nil {

@@ -32,6 +32,12 @@ type ChainFailure struct {
 
 // AppendChainRequest appends the input of TRANSFORM_CHAIN: the steps, then the record batch.
 func AppendChainRequest(dst []byte, steps []ChainStep, records []Record) []byte {
+	return AppendRecords(AppendChainSteps(dst, steps), records)
+}
+
+// AppendChainSteps appends the steps of a TRANSFORM_CHAIN input, which the record batch (§5.2)
+// follows: a caller that has the batch encoded already (a POLL result) appends it as it is.
+func AppendChainSteps(dst []byte, steps []ChainStep) []byte {
 	dst = AppendU32(dst, uint32(len(steps)))
 	for _, s := range steps {
 		dst = AppendU32(dst, uint32(s.Transform))
@@ -42,7 +48,7 @@ func AppendChainRequest(dst []byte, steps []ChainStep, records []Record) []byte 
 			dst = append(dst, 0)
 		}
 	}
-	return AppendRecords(dst, records)
+	return dst
 }
 
 // DecodeChainResult decodes the result of TRANSFORM_CHAIN for the batch inputs of a chain of
