@@ -190,8 +190,8 @@ func TestWorkerOverMutualTLS(t *testing.T) {
 }
 
 // TestProducerOverrideCompression checks that a connector's producer.override.compression.type
-// reaches the batches written, that a connector without it keeps the default (none, as
-// Kafka's producer), and that the None policy refuses the override with a 400 naming the policy.
+// reaches the batches written, that a connector without it keeps the default (franz-go's
+// snappy), and that the None policy refuses the override with a 400 naming the policy.
 func TestProducerOverrideCompression(t *testing.T) {
 	_, addr := startBroker(t)
 	files := t.TempDir()
@@ -209,7 +209,7 @@ func TestProducerOverrideCompression(t *testing.T) {
 	source("zstd-source", "zstd-topic", map[string]string{"producer.override.compression.type": "zstd", "producer.override.linger.ms": "50"})
 	source("default-source", "default-topic", map[string]string{"producer.override.linger.ms": "50"})
 
-	for topic, want := range map[string]uint8{"zstd-topic": 4, "default-topic": 0} { // codec ids: 0 none (Kafka's default), 4 zstd
+	for topic, want := range map[string]uint8{"zstd-topic": 4, "default-topic": 2} { // codec ids: 2 snappy, 4 zstd
 		codecs := batchCodecs(t, addr, topic, 2000)
 		if len(codecs) != 1 || codecs[want] == 0 {
 			t.Errorf("%s: batches by codec %v, want all with codec %d", topic, codecs, want)
