@@ -411,12 +411,13 @@ func (b *builder) producerCombos() {
 		b.opt(kgo.ProducerBatchMaxBytes(int32(limit)))
 	}
 
-	b.opt(kgo.ProducerBatchCompression(b.codec()))
+	if b.compression != "" {
+		b.opt(kgo.ProducerBatchCompression(b.codec()))
+	}
 }
 
-// codec is compression.type with its level. Unset, it is none, Kafka's producer default: franz-go
-// would otherwise compress with snappy, which costs CPU per record that a Kafka Connect user did
-// not ask for and changes what other clients see on the topic.
+// codec is compression.type with its level. Unset, franz-go's default stays: snappy when the
+// broker supports it.
 func (b *builder) codec() kgo.CompressionCodec {
 	switch b.compression {
 	case "gzip":

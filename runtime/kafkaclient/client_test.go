@@ -297,19 +297,6 @@ func TestClientSettingsReachTheClient(t *testing.T) {
 		t.Errorf("compression %v, want gzip", got)
 	}
 
-	plain, err := Build(ForWorker(config.ParseKafka(map[string]string{"bootstrap.servers": "127.0.0.1:1"}), Producer), Producer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pcl, err := kgo.NewClient(plain.Opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pcl.Close()
-	if got := pcl.OptValue(kgo.ProducerBatchCompression).([]kgo.CompressionCodec); len(got) != 1 || got[0] != kgo.NoCompression() {
-		t.Errorf("compression %v with compression.type unset, want none as Kafka's producer", got)
-	}
-
 	c, err := Build(ForWorker(config.ParseKafka(worker), Consumer).WithOverrides(connector, Consumer), Consumer)
 	if err != nil {
 		t.Fatal(err)
