@@ -9,7 +9,7 @@ GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -l
 # standard library (rustc libstd-rust-dev-wasm32 lld-14); flags as wasmhost/pluginbuild's RustFlags.
 RUSTC    ?= /usr/bin/rustc
 RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
-            -C link-arg=-zstack-size=262144 -C target-feature=+bulk-memory
+            -C link-arg=-zstack-size=262144 -C target-feature=+bulk-memory,+simd128
 RUSTSDK  := build/rust/libwasmconnect.rlib
 RUSTPKGS := rustc libstd-rust-dev-wasm32 lld-14
 

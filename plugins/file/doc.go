@@ -17,7 +17,7 @@
 // wasmhost/pluginbuild do:
 //
 //	rustc --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
-//	    -C link-arg=-zstack-size=262144 -C target-feature=+bulk-memory \
+//	    -C link-arg=-zstack-size=262144 -C target-feature=+bulk-memory,+simd128 \
 //	    --crate-type rlib --crate-name wasmconnect -o build/rust/libwasmconnect.rlib sdk/rust/src/lib.rs
 //	rustc <the same flags> --crate-type cdylib --crate-name file \
 //	    --extern wasmconnect=build/rust/libwasmconnect.rlib -o build/plugins/file.wasm plugins/file/src/lib.rs
