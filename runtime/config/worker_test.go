@@ -195,3 +195,35 @@ func TestPluginCPUBound(t *testing.T) {
 		t.Errorf("plugin.cpu.bound=off: error %v, want %q", err, want)
 	}
 }
+
+// The internal topics are created by the worker itself: a name the broker would refuse, or two
+// topics of one name (each reading the other's records as its own), is an error at start.
+func TestInternalTopicNames(t *testing.T) {
+	for _, tc := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"status.storage.topic": "connect-configs"},
+			`worker properties config.storage.topic and status.storage.topic both name the topic "connect-configs": the three internal topics must be distinct`},
+		{map[string]string{"offset.storage.topic": "connect-status"},
+			`worker properties offset.storage.topic and status.storage.topic both name the topic "connect-status"`},
+		{map[string]string{"config.storage.topic": "connect configs"},
+			`worker property config.storage.topic="connect configs": topic name "connect configs" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`},
+		{map[string]string{"offset.storage.topic": ".."}, `worker property offset.storage.topic="..": topic name cannot be "." or ".."`},
+		{map[string]string{"status.storage.topic": strings.Repeat("s", 250)}, "it can't be longer than 249 characters"},
+	} {
+		props := sample()
+		for k, v := range tc.set {
+			props[k] = v
+		}
+		_, err := Parse("w.properties", props, Distributed)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.set, err, tc.want)
+		}
+	}
+	for _, name := range []string{"a", "connect-configs", "_connect.Offsets-1", strings.Repeat("x", 249)} {
+		if err := CheckTopicName(name); err != nil {
+			t.Errorf("CheckTopicName(%q): %v", name, err)
+		}
+	}
+}

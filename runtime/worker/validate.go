@@ -95,6 +95,7 @@ func (w *Worker) ValidateConfig(ctx context.Context, cfg map[string]string) (con
 	if typ == connect.TypeSource {
 		w.exactlyOnceRule(v, cfg)
 	}
+	w.createdTopicRule(v, cfg, typ)
 	w.clientOverrideRule(v, cfg, typ)
 	w.netAllowRule(ctx, v, cfg)
 	v.groups = v.definedGroups()
@@ -371,6 +372,40 @@ func sinkRules(v *validation, cfg map[string]string) {
 			v.addError("topics.regex", fmt.Sprintf("The DLQ topic '%s' may not be matched by the regex for the topics ('topics.regex=%s') consumed by the connector",
 				dlq, regex))
 		}
+	}
+}
+
+// createdTopicRule checks the topics the worker creates for a connector, if they are missing: a
+// source's own offsets topic (offsets.storage.topic, distributed workers only) and a sink's dead
+// letter queue. Each must be a name the broker accepts, and neither may be one of the worker's
+// internal topics, whose readers would take the connector's records for their own (offsets in
+// the config topic, failed records in the status topic). The worker's offsets topic is a fine
+// offsets.storage.topic: it means the worker's store, as in Kafka.
+func (w *Worker) createdTopicRule(v *validation, cfg map[string]string, typ connect.ConnectorType) {
+	if w.cfg == nil {
+		return
+	}
+	internal := w.cfg.Topics
+	check := func(key string, forbidden ...config.Topic) {
+		name := strings.TrimSpace(cfg[key])
+		if name == "" {
+			return
+		}
+		if err := config.CheckTopicName(name); err != nil {
+			v.addError(key, invalid(key, name, err.Error()))
+			return
+		}
+		for _, t := range forbidden {
+			if t.Name == name {
+				v.addError(key, invalid(key, name, "it is the worker's "+t.Key+", not a connector's to write to"))
+			}
+		}
+	}
+	switch {
+	case typ == connect.TypeSource && w.cfg.GroupID != "":
+		check("offsets.storage.topic", internal.Config, internal.Status)
+	case typ == connect.TypeSink:
+		check("errors.deadletterqueue.topic.name", internal.Config, internal.Offsets, internal.Status)
 	}
 }
 

@@ -542,3 +542,39 @@ func TestValidateClientOverrides(t *testing.T) {
 		}
 	}
 }
+
+// The topics a worker creates for a connector (its own offsets topic, a sink's dead letter queue)
+// must be legal names and none of the worker's internal topics.
+func TestValidateCreatedTopics(t *testing.T) {
+	wc := &config.Worker{GroupID: "connect-cluster", KeyConverter: "org.apache.kafka.connect.storage.StringConverter",
+		ValueConverter: "org.apache.kafka.connect.storage.StringConverter", Topics: config.InternalTopics{
+			Config:  config.Topic{Name: "connect-configs", Key: "config.storage.topic"},
+			Offsets: config.Topic{Name: "connect-offsets", Key: "offset.storage.topic"},
+			Status:  config.Topic{Name: "connect-status", Key: "status.storage.topic"}}}
+	w := testWorker(t, Config{Worker: wc})
+	source := map[string]string{"name": "src", "connector.class": "FileStreamSource", "file": "/x", "topic": "t"}
+	sink := map[string]string{"name": "snk", "connector.class": "FileStreamSink", "file": "/x", "topics": "t"}
+	for _, tc := range []struct {
+		base      map[string]string
+		key, val  string
+		wantError string // "" = valid
+	}{
+		{source, "offsets.storage.topic", "connect-configs", "Invalid value connect-configs for configuration offsets.storage.topic: it is the worker's config.storage.topic, not a connector's to write to"},
+		{source, "offsets.storage.topic", "connect-status", "Invalid value connect-status for configuration offsets.storage.topic: it is the worker's status.storage.topic, not a connector's to write to"},
+		{source, "offsets.storage.topic", "bad topic!", `Invalid value bad topic! for configuration offsets.storage.topic: topic name "bad topic!" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`},
+		{source, "offsets.storage.topic", "connect-offsets", ""}, // the worker's own store
+		{source, "offsets.storage.topic", "src-offsets", ""},
+		{sink, "errors.deadletterqueue.topic.name", "connect-offsets", "Invalid value connect-offsets for configuration errors.deadletterqueue.topic.name: it is the worker's offset.storage.topic, not a connector's to write to"},
+		{sink, "errors.deadletterqueue.topic.name", "..", `Invalid value .. for configuration errors.deadletterqueue.topic.name: topic name cannot be "." or ".."`},
+		{sink, "errors.deadletterqueue.topic.name", "snk-dlq", ""},
+	} {
+		infos, _, err := w.ValidateConfig(context.Background(), merged(tc.base, map[string]string{tc.key: tc.val}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := byName(t, infos)[tc.key].Value.Errors
+		if tc.wantError == "" && len(got) > 0 || tc.wantError != "" && !slices.Equal(got, []string{tc.wantError}) {
+			t.Errorf("%s=%q: errors %q, want %q", tc.key, tc.val, got, tc.wantError)
+		}
+	}
+}
