@@ -119,7 +119,7 @@ func BenchmarkBuiltinPoll(b *testing.B) {
 }
 
 // fuelSum adds up the fuel of every call of a session: unlike its time, the fuel a guest burns
-// (function entries and loop iterations) does not depend on what else the machine runs, so
+// (about one unit per WebAssembly instruction run) does not depend on what else the machine runs, so
 // fuel/record compares guest builds on a shared machine.
 type fuelSum struct{ n uint64 }
 

@@ -53,7 +53,8 @@
 // # CPU bound
 //
 // Every module is fuel-instrumented when it is loaded (wasmhost/internal/fuel): each function entry
-// and loop header counts down a per-instance counter, and about every millisecond of work the guest
+// and loop header counts down a per-instance counter by the instructions of the code up to the next
+// check (an upper bound of the instructions run), and about every millisecond of work the guest
 // calls back into the host, which aborts the call once plugin.call.timeout.ms has passed. That stops
 // any loop, and the regular check-ins keep a spinning guest from stalling the Go GC of the whole
 // process, at a fraction of the cost of wazero's WithCloseOnContextDone (BenchmarkCall and

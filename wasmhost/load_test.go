@@ -203,7 +203,7 @@ func TestCompilationCacheDir(t *testing.T) {
 	var fuelFiles, descriptors, compiled int
 	for path := range before {
 		switch {
-		case strings.HasPrefix(path, "fuel-v1"+string(filepath.Separator)):
+		case strings.HasPrefix(path, fuelCacheDir+string(filepath.Separator)):
 			fuelFiles++
 		case strings.HasPrefix(path, "describe-v1"+string(filepath.Separator)):
 			descriptors++

@@ -65,7 +65,7 @@ type conv struct {
 }
 
 // fuelSum adds up the fuel of every call of a session: unlike time, the fuel a guest burns
-// (function entries and loop iterations) does not move with the load of a shared machine.
+// (about one unit per WebAssembly instruction run) does not move with the load of a shared machine.
 type fuelSum struct{ n uint64 }
 
 func (f *fuelSum) Plugin(string, string) wasmhost.PluginCalls { return f }

@@ -207,7 +207,7 @@ func lineBatch() []wire.Record {
 }
 
 // fuelSum adds up the fuel of every guest call of a session: unlike time, the fuel a guest burns
-// (function entries and loop iterations) does not move with the load of a shared machine.
+// (about one unit per WebAssembly instruction run) does not move with the load of a shared machine.
 type fuelSum struct{ n uint64 }
 
 func (f *fuelSum) Plugin(string, string) wasmhost.PluginCalls { return f }

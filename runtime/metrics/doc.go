@@ -63,7 +63,7 @@
 // _total on counters, base units):
 //
 //	wasmconnect_plugin_call_duration_seconds{connector,task,plugin,op}  histogram of wc_call durations; _count is the calls
-//	wasmconnect_plugin_fuel_consumed_total{connector,task,plugin}        guest work: function entries and loop iterations
+//	wasmconnect_plugin_fuel_consumed_total{connector,task,plugin}        guest work: WebAssembly instructions run (an upper bound)
 //	wasmconnect_plugin_traps_total{connector,task,plugin}                calls that trapped or ran out of time
 //	wasmconnect_plugin_memory_bytes{connector,task,module}               the task's instance's linear memory
 //	wasmconnect_plugin_module_instances{module}                          live instances of a module on this worker

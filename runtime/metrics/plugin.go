@@ -15,8 +15,8 @@ const (
 	// NamePluginCallDuration is a histogram of wc_call durations per plugin and ABI op; its _count is
 	// the number of calls.
 	NamePluginCallDuration = "wasmconnect_plugin_call_duration_seconds"
-	// NamePluginFuel counts the fuel a plugin's calls burned: one unit per function entry or loop
-	// iteration of guest code (wasmhost's CPU bound), a measure of guest CPU that does not depend on
+	// NamePluginFuel counts the fuel a plugin's calls burned: about one unit per WebAssembly
+	// instruction run (an upper bound, counted by wasmhost's CPU bound), a measure of guest CPU that does not depend on
 	// the machine's speed.
 	NamePluginFuel = "wasmconnect_plugin_fuel_consumed_total"
 	// NamePluginTraps counts the calls into a plugin that trapped or ran out of time (each discards

@@ -3,7 +3,9 @@
 //
 // Instrument adds to a module an exported mutable i64 global, the fuel
 // counter, and a check at the entry of every function and at the top of
-// every loop body that decrements it. When the counter goes below zero the
+// every loop body that decrements it by the number of instructions of the
+// code the check covers (the function outside its loops, the loop's body
+// outside the loops in it). When the counter goes below zero the
 // check calls a host function, refill, which either refills the counter or
 // aborts the call. A Meter gives each instance a per-call deadline:
 //
@@ -47,11 +49,16 @@
 // where the goroutine lets the collector in, and where the deadline and the
 // context are checked.
 //
-// A unit of fuel is one function entry or one loop iteration, so a quantum is
-// a varying amount of time: about 1 ms for a tight loop, more when each
-// iteration does more work. Recursion and tail calls (return_call) are
-// counted by the entry checks, and a guest's catch_all does not catch an
-// abort, which is a Go panic, not a WebAssembly exception.
+// A unit of fuel is one instruction of the code a check covers. In structured
+// WebAssembly the only backward branches go to loop headers, so between two
+// checks each such instruction runs at most once: the fuel burned is an upper
+// bound of the instructions run, and a quantum is about a millisecond of any
+// code (instructions differ in cost, by a small factor). An earlier version
+// charged one unit per check, which let a loop whose body is long
+// straight-line code run a quantum for seconds
+// (TestFuelChargesWhatALoopBodyHolds). Recursion and tail calls
+// (return_call) are counted by the entry checks, and a guest's catch_all
+// does not catch an abort, which is a Go panic, not a WebAssembly exception.
 //
 // # After an abort
 //

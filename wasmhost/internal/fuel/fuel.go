@@ -23,8 +23,9 @@ const (
 )
 
 // Instrument returns a copy of the binary module wasm in which every
-// function entry and every loop header decrements the ExportGlobal counter
-// and calls ImportModule.ImportName when it goes below zero.
+// function entry and every loop header decrements the ExportGlobal counter,
+// by the number of instructions of the code it covers, and calls
+// ImportModule.ImportName when it goes below zero.
 //
 // The original module must be valid for wazero with the given core
 // features: pass those of the runtime that will run the result

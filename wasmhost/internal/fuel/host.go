@@ -12,8 +12,9 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// DefaultQuantum is the fuel one refill grants, about 1 ms of a tight loop.
-// Each unit is one function entry or one loop iteration.
+// DefaultQuantum is the fuel one refill grants: about 1 ms of a tight loop, and
+// at most a few milliseconds of any code. A unit is one WebAssembly instruction
+// of the code a check covers (see charges in walk.go).
 const DefaultQuantum = 1_000_000
 
 // ErrCPUBudgetExceeded is the cause of a call that ran past the deadline
@@ -49,7 +50,7 @@ type Meter struct {
 	mod      api.Module
 	fuel     api.MutableGlobal
 	deadline time.Time
-	refills  int64 // since Start
+	burned   int64 // since Start, up to the last refill
 }
 
 // NewMeter attaches a Meter to mod, an instance of an instrumented module.
@@ -73,15 +74,15 @@ func NewMeter(mod api.Module) (*Meter, error) {
 // every call.
 func (m *Meter) Start(deadline time.Time) {
 	m.deadline = deadline
-	m.refills = 0
+	m.burned = 0
 	m.fuel.Set(DefaultQuantum)
 }
 
-// Used returns the fuel the call since Start has burned: one unit per function entry or loop
-// iteration. It costs one global read, cheap enough to ask after every call.
+// Used returns the fuel the call since Start has burned: an upper bound of the WebAssembly
+// instructions it ran. It costs one global read, cheap enough to ask after every call.
 func (m *Meter) Used() uint64 {
-	left := int64(m.fuel.Get()) // the counter is an i64; it may have gone just below zero
-	used := m.refills*DefaultQuantum + DefaultQuantum - left
+	left := int64(m.fuel.Get()) // the counter is an i64; it may have gone below zero
+	used := m.burned + DefaultQuantum - left
 	return uint64(max(used, 0))
 }
 
@@ -115,7 +116,8 @@ func refill(ctx context.Context, mod api.Module, _ []uint64) {
 		panic(err)
 	}
 	if m != nil {
-		m.refills++
+		// A check may take the counter well below zero (its region's weight): count all of it.
+		m.burned += DefaultQuantum - int64(m.fuel.Get())
 		m.fuel.Set(DefaultQuantum)
 		return
 	}

@@ -1,6 +1,7 @@
 package fuel
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -112,4 +113,49 @@ func TestNewMeter(t *testing.T) {
 		t.Fatalf("NewMeter after Close: %v", err)
 	}
 	m.Close()
+}
+
+// wideLoop is (func (export "wide") (param $k i32) (local $acc i32) (loop
+// width x (acc = acc + 1), then k = k - 1, br_if 0 (k != 0))): a loop whose
+// body is long straight-line code, as a hostile module would write to run a
+// whole quantum of fuel, at one unit an iteration, for seconds.
+func wideLoop(width int) []byte {
+	add := cat(op(0x20, u32(1)), op(0x41, []byte{1}), op(0x6a), op(0x21, u32(1)))                    // local.get 1, i32.const 1, i32.add, local.set 1
+	step := cat(op(0x20, u32(0)), op(0x41, []byte{1}), op(0x6b), op(0x22, u32(0)), op(0x0d, u32(0))) // k-1, local.tee 0, br_if 0
+	return wasmModule(
+		vecSec(secType, funcType([]byte{i32}, nil)),
+		vecSec(secFunction, u32(0)),
+		vecSec(secExport, export("wide", externFunc, 0)),
+		vecSec(secCode, body([][2]byte{{1, i32}}, op(opLoop, empty), bytes.Repeat(add, width), step, op(opEnd))),
+	)
+}
+
+// TestFuelChargesWhatALoopBodyHolds checks that an iteration burns as much
+// fuel as its body has instructions, and that a loop of long iterations that
+// never ends is stopped at its deadline: charged one unit an iteration, this
+// one ran 100 times past a 20 ms deadline.
+func TestFuelChargesWhatALoopBodyHolds(t *testing.T) {
+	const width = 50_000
+	r := newRuntime(t, runtimeConfig(api.CoreFeaturesV2))
+	in := start(t, r, api.CoreFeaturesV2, wideLoop(width), true)
+	wide := in.mod.ExportedFunction("wide")
+
+	in.meter.Start(time.Time{})
+	const iterations = 100
+	if _, err := wide.Call(context.Background(), iterations); err != nil {
+		t.Fatal(err)
+	}
+	if used, least := in.meter.Used(), uint64(iterations*4*width); used < least {
+		t.Fatalf("%d iterations of %d instructions burned %d fuel, want at least %d", iterations, 4*width, used, least)
+	}
+
+	in.meter.Start(time.Now().Add(20 * time.Millisecond))
+	begin := time.Now()
+	_, err := wide.Call(context.Background(), 1<<31-1)
+	if !errors.Is(err, ErrCPUBudgetExceeded) {
+		t.Fatalf("an endless wide loop returned %v, want ErrCPUBudgetExceeded", err)
+	}
+	if d := time.Since(begin); d > 20*time.Millisecond+slack {
+		t.Errorf("stopped after %v", d)
+	}
 }
