@@ -45,8 +45,9 @@ func (f *fuelBound) setup(ctx context.Context, rt wazero.Runtime) error {
 }
 
 // fuelCacheDir is the cache directory's folder of instrumented modules, named by the version of
-// the rewrite: v3 charges each check the longest path of the code it covers (v1 one unit).
-const fuelCacheDir = "fuel-v3"
+// the rewrite: v4 charges each check the longest path of the code it covers (v1 one unit) and
+// each bulk memory or table operation its length (v3 did not).
+const fuelCacheDir = "fuel-v4"
 
 // prepare instruments a module, reusing an earlier process's result from the cache directory: the
 // rewrite and the validation of a 2 MB Go guest take ~0.1 s, on every start otherwise.

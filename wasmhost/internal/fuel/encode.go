@@ -10,7 +10,10 @@ type rewriter struct {
 	refillType uint32 // the () -> () type appended for the import
 	refillFunc uint32 // the import, appended after the other function imports
 	fuelGlobal uint32 // the global, appended after the other globals
-	locals     uint64 // declared locals seen so far, for maxLocalsPerModule
+	// lengthGlobal holds the length of a bulk operation while it is charged
+	// (appendLengthCharge), appended after the fuel global.
+	lengthGlobal uint32
+	locals       uint64 // declared locals seen so far, for maxLocalsPerModule
 }
 
 // requiredSections are created (empty) when the module has none, because
@@ -24,6 +27,7 @@ func (m *module) instrument() ([]byte, error) {
 		refillFunc: m.importedFuncs,
 		fuelGlobal: m.importedGlobals + m.definedGlobals,
 	}
+	w.lengthGlobal = w.fuelGlobal + 1
 	out := make([]byte, 0, len(header)+len(m.sections)*8+w.sizeHint())
 	out = append(out, header...)
 
@@ -151,9 +155,12 @@ func (p *patch) finish() []byte {
 // grow starts a vector section whose element count grows by one: the new
 // count, then (after finish) the old elements. The caller appends the new
 // element.
-func grow(r *reader, p *patch) uint32 {
+func grow(r *reader, p *patch) uint32 { return growBy(r, p, 1) }
+
+// growBy is grow for k new elements.
+func growBy(r *reader, p *patch, k uint32) uint32 {
 	n := r.count()
-	p.out = appendU32(p.out, n+1)
+	p.out = appendU32(p.out, n+k)
 	p.done = r.pos
 	return n
 }
@@ -276,7 +283,7 @@ func (w *rewriter) tables(s section) ([]byte, error) {
 func (w *rewriter) globals(s section) ([]byte, error) {
 	r := reader{buf: s.content, base: s.offset}
 	p := patch{in: s.content}
-	for n := grow(&r, &p); n > 0 && r.err == nil; n-- {
+	for n := growBy(&r, &p, 2); n > 0 && r.err == nil; n-- {
 		r.valueType()
 		if mut := r.byte(); mut > 1 && r.err == nil {
 			r.fail("invalid global mutability %#x", mut)
@@ -284,8 +291,9 @@ func (w *rewriter) globals(s section) ([]byte, error) {
 		w.constExpr(&r, &p)
 	}
 	r.expectEnd("global section")
-	// (global (mut i64) (i64.const 0)): the first check calls refill at once.
-	return append(p.finish(), typeI64, 1, opI64Const, 0, opEnd), r.err
+	// (global (mut i64) (i64.const 0)): the first check calls refill at once;
+	// then (global (mut i32) (i32.const 0)), the length.
+	return append(p.finish(), typeI64, 1, opI64Const, 0, opEnd, typeI32, 1, opI32Const, 0, opEnd), r.err
 }
 
 func (w *rewriter) exports(s section) ([]byte, error) {

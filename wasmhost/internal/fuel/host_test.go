@@ -159,3 +159,34 @@ func TestFuelChargesWhatALoopBodyHolds(t *testing.T) {
 		t.Errorf("stopped after %v", d)
 	}
 }
+
+// fillLoop is (memory 1024) (func (export "fill") (param $k i32) (loop
+// (memory.fill 0 7 64 MiB) k = k - 1, br_if 0 (k != 0))).
+func fillLoop() []byte {
+	fill := cat(op(0x41, []byte{0}), op(0x41, []byte{7}), op(0x41, appendSigned(nil, 64<<20)), op(opPrefixMisc, u32(0x0b), []byte{0}))
+	step := cat(op(0x20, u32(0)), op(0x41, []byte{1}), op(0x6b), op(0x22, u32(0)), op(0x0d, u32(0)))
+	return wasmModule(
+		vecSec(secType, funcType([]byte{i32}, nil)),
+		vecSec(secFunction, u32(0)),
+		vecSec(secMemory, cat([]byte{0}, u32(1024))),
+		vecSec(secExport, export("fill", externFunc, 0)),
+		vecSec(secCode, body(nil, op(opLoop, empty), fill, step, op(opEnd))),
+	)
+}
+
+// TestFuelChargesBulkLength checks that memory.fill (and the other bulk
+// operations) burn fuel by their length: charged like any instruction, a
+// loop of 256 MiB fills ran for hours on one quantum, and since no check ran,
+// the first stop-the-world phase of the Go collector hung the whole process.
+func TestFuelChargesBulkLength(t *testing.T) {
+	r := newRuntime(t, runtimeConfig(api.CoreFeaturesV2))
+	in := start(t, r, api.CoreFeaturesV2, fillLoop(), true)
+	in.meter.Start(time.Time{})
+	const fills = 3
+	if _, err := in.mod.ExportedFunction("fill").Call(context.Background(), fills); err != nil {
+		t.Fatal(err)
+	}
+	if used, least := in.meter.Used(), uint64(fills*(64<<20)/bytesPerUnit); used < least {
+		t.Fatalf("%d fills of 64 MiB burned %d fuel, want at least %d", fills, used, least)
+	}
+}

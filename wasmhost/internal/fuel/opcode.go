@@ -37,6 +37,8 @@ const (
 	opF32Const           = 0x43
 	opF64Const           = 0x44
 	opI64LtS             = 0x53
+	opI64ShrU            = 0x88
+	opI64ExtendI32U      = 0xad
 	opI32Add             = 0x6a
 	opI32Sub             = 0x6b
 	opI32Mul             = 0x6c
@@ -54,6 +56,7 @@ const (
 
 // Value and reference type bytes.
 const (
+	typeI32          = 0x7f
 	typeI64          = 0x7e
 	typeFunc         = 0x60
 	typeRecGroup     = 0x4e

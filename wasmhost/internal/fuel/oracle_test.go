@@ -101,6 +101,11 @@ func checkWat(t *testing.T, wat []byte) (funcs, loops int) {
 		}
 		f := watFunc{weights: map[int]int{-1: check(at)}}
 		for at += 10; at < len(lines) && !strings.HasPrefix(lines[at], "("); at++ {
+			if n := lengthCharge(lines, at, fuel); n > 0 {
+				at += n // not the module's own code: the charge of the bulk operation that follows
+			} else if isBulk(lines[at]) {
+				t.Fatalf("line %d: %q is not preceded by the charge of its length", at+1, lines[at])
+			}
 			f.ins = append(f.ins, watIns{text: strings.TrimRight(lines[at], ")"), line: at + 1})
 			if op := f.ins[len(f.ins)-1].op(); op == "loop" {
 				loops++
@@ -113,6 +118,34 @@ func checkWat(t *testing.T, wat []byte) (funcs, loops int) {
 		i = at - 1
 	}
 	return funcs, loops
+}
+
+// isBulk says whether a line is an operation on a range of memory or table
+// whose length is its last operand.
+func isBulk(line string) bool {
+	op, _, _ := strings.Cut(line, " ")
+	switch op {
+	case "memory.init", "memory.copy", "memory.fill", "table.init", "table.copy", "table.grow", "table.fill":
+		return true
+	}
+	return false
+}
+
+// lengthCharge returns how many lines at lines[at:] are appendLengthCharge's
+// charge of the bulk operation after them, or 0.
+func lengthCharge(lines []string, at int, fuel string) int {
+	if at+10 > len(lines) || !strings.HasPrefix(lines[at], "global.set ") || !isBulk(lines[at+9]) {
+		return 0
+	}
+	length := strings.TrimPrefix(lines[at], "global.set ")
+	want := []string{"global.set " + length, "global.get " + fuel, "global.get " + length, "i64.extend_i32_u",
+		"i64.const 3", "i64.shr_u", "i64.sub", "global.set " + fuel, "global.get " + length}
+	for i, w := range want {
+		if lines[at+i] != w {
+			return 0
+		}
+	}
+	return len(want)
 }
 
 var blockComment = regexp.MustCompile(`\(;.*?;\)`)

@@ -255,6 +255,48 @@ func (w *rewriter) appendCheck(b []byte) ([]byte, int) {
 	return append(b, opEnd), at
 }
 
+// bulk says whether the 0xfc instruction sub works on a range whose length
+// is its last operand, an i32: memory.init, memory.copy, memory.fill,
+// table.init, table.copy, table.grow and table.fill. One of them may take
+// milliseconds; in a loop, charged like any instruction, a quantum of them
+// would run for hours, with the Go collector of the whole process waiting.
+func bulk(sub uint32) bool {
+	switch sub {
+	case 0x08, 0x0a, 0x0b, 0x0c, 0x0e, 0x10, 0x11:
+		return true
+	}
+	return false
+}
+
+// bytesPerUnit is what a bulk operation gets for one unit of fuel: about the
+// nanosecond a unit of other code costs, at memmove's speed.
+const bytesPerUnit = 8
+
+// appendLengthCharge appends, before a bulk operation, the charge of its
+// length, which is on top of the stack and stays there:
+//
+//	global.set $length
+//	global.get $fuel
+//	global.get $length
+//	i64.extend_i32_u
+//	i64.const 3 ;; log2(bytesPerUnit)
+//	i64.shr_u
+//	i64.sub
+//	global.set $fuel
+//	global.get $length
+//
+// It does not check the counter: the next check (a loop's top, a function's
+// entry) does, and refills or aborts. So a single operation runs whole, as
+// long as the memory cap lets it, but a loop of them checks in every time.
+func (w *rewriter) appendLengthCharge(b []byte) []byte {
+	b = appendU32(append(b, opGlobalSet), w.lengthGlobal)
+	b = appendU32(append(b, opGlobalGet), w.fuelGlobal)
+	b = appendU32(append(b, opGlobalGet), w.lengthGlobal)
+	b = append(b, opI64ExtendI32U, opI64Const, 3, opI64ShrU, opI64Sub)
+	b = appendU32(append(b, opGlobalSet), w.fuelGlobal)
+	return appendU32(append(b, opGlobalGet), w.lengthGlobal)
+}
+
 // weightBytes is the width of a check's weight: a signed LEB128 of five bytes holds up to 2^34-1,
 // more instructions than a module of the largest size wazero accepts has.
 const weightBytes = 5
@@ -281,11 +323,16 @@ func (w *rewriter) walk(r *reader, p *patch, c *charges) {
 			r.fail("function body ends inside a block")
 			return
 		}
+		at := r.pos
 		op := r.byte()
 		c.count()
 		switch op {
 		case opPrefixMisc:
 			if sub := r.u32(); int(sub) < len(misc) && misc[sub] != immInvalid {
+				if bulk(sub) {
+					p.copyTo(at)
+					p.out = w.appendLengthCharge(p.out)
+				}
 				r.skip(misc[sub])
 			} else {
 				r.fail("invalid instruction 0xfc %#x", sub)
