@@ -106,8 +106,8 @@ func TestNewModulesAreListedBeforeTheyCompile(t *testing.T) {
 		close(release)
 		t.Fatal("New waited for the modules to compile")
 	}
-	if n := len(h.Plugins()); n != 10 {
-		t.Fatalf("%d plugins listed while compiling, want 10: %v", n, h.LoadErrors())
+	if n := len(h.Plugins()); n != 11 {
+		t.Fatalf("%d plugins listed while compiling, want 11: %v", n, h.LoadErrors())
 	}
 	opened := make(chan error, 1)
 	go func() {

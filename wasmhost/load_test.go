@@ -32,6 +32,7 @@ func TestLoadListsPlugins(t *testing.T) {
 		"converter test.fixture.EchoConverter",
 		"sink test.fixture.CountSinkConnector",
 		"source test.fixture.SeqSourceConnector",
+		"source test.misbehave.Clearer",
 		"source test.misbehave.Flaky",
 		"source test.misbehave.Hog",
 		"source test.misbehave.Liar",
@@ -84,7 +85,7 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("error text:\n got %s\nwant %s", err, want)
 	}
 	_, err = h.Resolve("Nope", wire.KindSource)
-	if err == nil || !strings.Contains(err.Error(), `matches "Nope", available source plugins are: test.fixture.SeqSourceConnector (name SeqSource, version 0.1.0), test.misbehave.Flaky`) {
+	if err == nil || !strings.Contains(err.Error(), `matches "Nope", available source plugins are: test.fixture.SeqSourceConnector (name SeqSource, version 0.1.0), test.misbehave.Clearer (name Clearer, version 1), test.misbehave.Flaky`) {
 		t.Fatalf("unknown source: %v", err)
 	}
 	_, err = h.Resolve("Nope", "predicate")
@@ -219,7 +220,7 @@ func TestCompilationCacheDir(t *testing.T) {
 	// module there, so it writes nothing. A miss would instrument or compile again and rewrite an
 	// entry.
 	h2, _ := newTestHost(t, Config{PluginPath: []string{dir}, CacheDir: cache})
-	if len(h2.LoadErrors()) != 0 || len(h2.Plugins()) != 10 {
+	if len(h2.LoadErrors()) != 0 || len(h2.Plugins()) != 11 {
 		t.Fatalf("second load: %v, %d plugins", h2.LoadErrors(), len(h2.Plugins()))
 	}
 	for _, name := range []string{"SeqSource", "Trapper"} { // compile both, from the caches

@@ -114,6 +114,28 @@ func TestInfiniteLoopIsStopped(t *testing.T) {
 	}
 }
 
+// A loop of bulk operations (memory.fill of 4 MiB, one instruction each) is stopped at its
+// deadline too, and the collector can stop the world afterwards: before fuel charged bulk
+// operations their length, one quantum of them ran for hours and hung the whole process.
+func TestEndlessBulkFillIsStopped(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	h, _ := newTestHost(t, Config{CallTimeout: timeout})
+	ctx := context.Background()
+	s := h.NewSession(Env{Connector: "fill", Task: 0})
+	defer s.Close(ctx)
+	start := time.Now()
+	_, err := openTask(t, h, s, "Clearer").Poll(ctx)
+	elapsed := time.Since(start)
+	var te *TrapError
+	if !errors.As(err, &te) || !te.Timeout {
+		t.Fatalf("want a timeout TrapError, got %v", err)
+	}
+	if elapsed > timeout+time.Second {
+		t.Fatalf("the loop was stopped after %s, want about %s", elapsed, timeout)
+	}
+	runtime.GC() // would hang if the guest were still filling on some thread
+}
+
 func TestCanceledCallFailsInstance(t *testing.T) {
 	h, _ := newTestHost(t, Config{})
 	s := h.NewSession(Env{Connector: "c", Task: 0})

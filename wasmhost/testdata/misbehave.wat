@@ -7,6 +7,7 @@
 ;;   Flaky    'F' 70  returns a retriable error
 ;;   Liar     'L' 76  passes a bad pointer to wasmconnect.log
 ;;   Quitter  'Q' 81  exits through WASI proc_exit(3), as the Go runtime does on a fatal error
+;;   Clearer  'C' 67  grows memory to 4 MiB, then fills all of it with memory.fill, forever
 ;; It has no _initialize, to cover modules without one.
 (module $misbehave
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
@@ -23,7 +24,8 @@
     "{\"name\":\"Wild\",\"class\":\"test.misbehave.Wild\",\"kind\":\"source\",\"version\":\"1\",\"config\":[]},"
     "{\"name\":\"Flaky\",\"class\":\"test.misbehave.Flaky\",\"kind\":\"source\",\"version\":\"1\",\"config\":[]},"
     "{\"name\":\"Liar\",\"class\":\"test.misbehave.Liar\",\"kind\":\"source\",\"version\":\"1\",\"config\":[]},"
-    "{\"name\":\"Quitter\",\"class\":\"test.misbehave.Quitter\",\"kind\":\"source\",\"version\":\"1\",\"config\":[]}"
+    "{\"name\":\"Quitter\",\"class\":\"test.misbehave.Quitter\",\"kind\":\"source\",\"version\":\"1\",\"config\":[]},"
+    "{\"name\":\"Clearer\",\"class\":\"test.misbehave.Clearer\",\"kind\":\"source\",\"version\":\"1\",\"config\":[]}"
     "]}")
   (data (i32.const 3072) "panic: boom\n")        ;; 12 bytes
   (data (i32.const 3200) "\"plugin\":\"")         ;; 10 bytes
@@ -97,5 +99,11 @@
       (then (call $log (i32.const 2) (i32.const 0x7ffffff0) (i32.const 100))))
     (if (i32.eq (local.get $h) (i32.const 81))
       (then (call $proc_exit (i32.const 3))))
+    (if (i32.eq (local.get $h) (i32.const 67))
+      (then
+        (drop (memory.grow (i32.const 63)))
+        (loop $fill
+          (memory.fill (i32.const 0) (i32.const 7) (i32.const 0x400000))
+          (br $fill))))
     (i64.const 0))
 )
