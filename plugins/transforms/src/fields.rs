@@ -110,6 +110,9 @@ pub struct InsertField {
     static_value: Value,
     /// A set static.value as JSON, which does not depend on the record.
     static_json: Option<Vec<u8>>,
+    /// With a static field and value the only fields inserted: the member the fast path appends
+    /// to every payload, "field":"value", written once.
+    static_member: Option<Vec<u8>>,
     cache: SchemaCache,
     /// The fast path's plan of the last schema a chain call's records borrowed.
     memo: Option<PlanMemo>,
@@ -165,7 +168,7 @@ impl InsertSpecs {
 
 impl InsertField {
     pub fn new(key: bool) -> InsertField {
-        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, static_json: None, cache: SchemaCache::default(), memo: None, slow: false }
+        InsertField { op: Operand { key }, nulls: NullPolicy::default(), specs: InsertSpecs::default(), static_value: Value::Null, static_json: None, static_member: None, cache: SchemaCache::default(), memo: None, slow: false }
     }
 
     /// The values to insert, in the order of the updated schema's new fields, each with its spec
@@ -242,6 +245,14 @@ impl InsertField {
     /// Appends the inserted fields to `out`, the text of a JSON object without its closing brace
     /// (`empty`: without members), and closes it.
     fn append_fields(&self, out: &mut Vec<u8>, empty: bool, us: &Schema, fields: usize, r: &Record, partition: &Value, timestamp: &Value) -> Result<()> {
+        if let Some(m) = &self.static_member {
+            if !empty {
+                out.push(b',');
+            }
+            out.extend_from_slice(m);
+            out.push(b'}');
+            return Ok(());
+        }
         let mut i = 0;
         self.each_value(r, partition, timestamp, true, |spec, v, json| {
             if !empty || i > 0 {
@@ -325,6 +336,12 @@ impl Transformation for InsertField {
             connect::append_json_string(&mut j, v.as_bytes());
             j
         });
+        let s = &self.specs;
+        let only_static = s.topic.is_none() && s.partition.is_none() && s.offset.is_none() && s.ts.is_none();
+        self.static_member = match (&s.static_f, &self.static_json) {
+            (Some(spec), Some(json)) if only_static => Some([&spec.member[..], json].concat()),
+            _ => None,
+        };
         Ok(()) // like Kafka's, an InsertField without fields inserts nothing
     }
 
@@ -374,7 +391,6 @@ impl Transformation for InsertField {
             Some(plan) => plan,
             None => return apply_over(self, r),
         };
-        let (partition, timestamp) = partition_and_timestamp(r);
         // Taken out while the fields are written, which read the rest of the record.
         let mut d = std::mem::take(self.op.get_mut(r));
         let res = match &mut d {
@@ -383,7 +399,13 @@ impl Transformation for InsertField {
                 let empty = trim(&p[1..end]).is_empty();
                 p.truncate(end);
                 *schema = Cow::Borrowed(keep.bytes(&raw));
-                self.append_fields(p, empty, &us, fields, r, &partition, &timestamp)
+                if self.static_member.is_some() {
+                    // Nothing of the record goes in: no partition or timestamp values to make.
+                    self.append_fields(p, empty, &us, fields, r, &Value::Null, &Value::Null)
+                } else {
+                    let (partition, timestamp) = partition_and_timestamp(r);
+                    self.append_fields(p, empty, &us, fields, r, &partition, &timestamp)
+                }
             }
             _ => unreachable!("checked above"),
         };

@@ -8,7 +8,7 @@
 //! The payloads a step writes per record are the other allocation per record: `buffer` and
 //! `recycle` hand the buffers of one call's records to the steps of the next.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -70,6 +70,9 @@ const RECENT: usize = 4;
 /// An append-only store of shared byte strings that lives as long as what borrows from it.
 pub struct Keep {
     kept: RefCell<Vec<Rc<[u8]>>>,
+    /// The address of the bytes `bytes` kept or found last: the records of a batch mostly ask
+    /// for one schema after another, which is then found without a search.
+    last: Cell<*const u8>,
     call: u64,
 }
 
@@ -78,7 +81,7 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 
 impl Default for Keep {
     fn default() -> Keep {
-        Keep { kept: RefCell::default(), call: CALLS.fetch_add(1, Ordering::Relaxed) + 1 }
+        Keep { kept: RefCell::default(), last: Cell::new(std::ptr::null()), call: CALLS.fetch_add(1, Ordering::Relaxed) + 1 }
     }
 }
 
@@ -99,9 +102,14 @@ impl Keep {
     /// `Rc` (connect::Schema::json), so that one already kept is found by address, without
     /// comparing bytes; a batch whose records share a schema keeps it once.
     pub fn bytes(&self, b: &Rc<[u8]>) -> &[u8] {
-        let mut kept = self.kept.borrow_mut();
-        if !kept.iter().rev().take(RECENT).any(|k| Rc::ptr_eq(k, b)) {
-            kept.push(b.clone());
+        // Only an Rc in `kept` was ever `last`, and `kept` holds it as long as self lives, so an
+        // equal address is that Rc's bytes (even if the caller's copy was dropped since).
+        if self.last.get() != b.as_ptr() || b.is_empty() {
+            let mut kept = self.kept.borrow_mut();
+            if !kept.iter().rev().take(RECENT).any(|k| Rc::ptr_eq(k, b)) {
+                kept.push(b.clone());
+            }
+            self.last.set(b.as_ptr());
         }
         let p: *const [u8] = &b[..];
         // SAFETY: the bytes are those of an `Rc` in `kept`, which only grows and is dropped with
