@@ -1,11 +1,11 @@
 # wasmconnect: a Kafka Connect worker whose plugins are WebAssembly modules.
 GO       ?= go
 BIN      := bin/wasmconnect
-PLUGINS  := file datagen http converters transforms jdbc debezium
+PLUGINS  := file datagen http transforms jdbc debezium
 WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 TESTWASM := build/testplugins/faulty.wasm
 GUEST    := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
-# Rust modules (plugins/file, plugins/datagen, plugins/converters, plugins/transforms) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
+# Rust modules (plugins/file, plugins/datagen, plugins/transforms with plugins/converters) on the Rust SDK (sdk/rust): Debian's rustc, which has the wasm32-wasi
 # standard library (rustc libstd-rust-dev-wasm32 lld-14); flags as wasmhost/pluginbuild's RustFlags.
 RUSTC    ?= /usr/bin/rustc
 RUSTWASM := $(RUSTC) --edition 2021 --target wasm32-wasi -C opt-level=3 -C lto=fat -C codegen-units=1 -C strip=symbols \
@@ -22,7 +22,10 @@ build: $(BIN) plugins
 $(BIN): FORCE
 	$(GO) build -trimpath -o $@ ./cmd/wasmconnect
 
+# converters.wasm was a module of its own before its converters joined the transforms module; a
+# copy left in build/plugins would offer the same classes twice.
 plugins: $(WASM)
+	@rm -f build/plugins/converters.wasm
 
 # Every built-in module carries its descriptor in a custom section (sdk/ABI.md §3.1), written by
 # wasmhost/pluginbuild/embeddescriptor, so that a worker lists its plugins without compiling it: a
@@ -55,9 +58,12 @@ $(RUSTSDK): $(wildcard sdk/rust/src/*.rs) Makefile | rust-toolchain
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type rlib --crate-name wasmconnect -o $@ sdk/rust/src/lib.rs
 
-RUSTPLUGINS := file datagen converters transforms
+RUSTPLUGINS := file datagen transforms
 
 .SECONDEXPANSION:
+# The transforms module includes the converters' sources (plugins/converters/src), see its lib.rs.
+build/plugins/transforms.wasm: $(wildcard plugins/converters/src/*.rs)
+
 $(RUSTPLUGINS:%=build/plugins/%.wasm): build/plugins/%.wasm: $(RUSTSDK) $$(wildcard plugins/%/src/*.rs) Makefile | $(EMBED)
 	@mkdir -p $(@D)
 	$(RUSTWASM) --crate-type cdylib --crate-name $* --extern wasmconnect=$(RUSTSDK) -o $@ plugins/$*/src/lib.rs

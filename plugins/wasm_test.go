@@ -26,7 +26,7 @@ import (
 // modules are the plugins these tests build, by the name of their module.
 var modules = map[string]string{
 	"file.wasm":       "plugins/file",
-	"converters.wasm": "plugins/converters",
+	"transforms.wasm": "plugins/transforms", // with the converters
 	"faulty.wasm":     "plugins/testdata/faulty",
 	"hostile.wasm":    "plugins/testdata/hostile",
 }

@@ -145,6 +145,8 @@ type module struct {
 	dropped       atomic.Pointer[LoadError] // set when its deferred compile failed (dropModule)
 
 	transformChain bool // the module runs TRANSFORM_CHAIN (descriptor "transform_chain")
+	// transformConvert: the module runs TRANSFORM_CONVERT (descriptor "transform_convert").
+	transformConvert bool
 
 	compileOnce sync.Once
 	compiled    wazero.CompiledModule

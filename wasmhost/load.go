@@ -249,6 +249,7 @@ func (h *Host) parseDescriptor(m *module, out []byte) error {
 		return fmt.Errorf("descriptor lists no plugins")
 	}
 	m.transformChain = d.TransformChain
+	m.transformConvert = d.TransformConvert
 	seen := map[string]bool{}
 	for i, pd := range d.Plugins {
 		switch {

@@ -155,16 +155,87 @@ func (c *Chain) TransformInto(ctx context.Context, records []wire.Record, batch 
 // call runs TRANSFORM_CHAIN on the input that encode appends and returns a copy of the result, in
 // dst's backing array when it is large enough.
 func (c *Chain) call(ctx context.Context, encode func([]byte) []byte, dst []byte) ([]byte, error) {
+	return c.callOp(ctx, wire.OpTransformChain, c.name, nil, encode, dst)
+}
+
+// callOp runs op, naming the plugins name in errors, with the chain's objects and more open.
+func (c *Chain) callOp(ctx context.Context, op wire.Op, name string, more []*Object, encode func([]byte) []byte, dst []byte) ([]byte, error) {
 	c.in.mu.Lock()
 	defer c.in.mu.Unlock()
+	objs := more
 	for _, s := range c.steps {
-		for _, o := range []*Object{s.Transform, s.Predicate} {
-			if o != nil && o.closed {
-				return nil, fmt.Errorf("wasmhost: plugin %q %s on a closed object", o.plugin.Name, wire.OpTransformChain)
-			}
+		objs = append(objs, s.Transform, s.Predicate)
+	}
+	for _, o := range objs {
+		if o != nil && o.closed {
+			return nil, fmt.Errorf("wasmhost: plugin %q %s on a closed object", o.plugin.Name, op)
 		}
 	}
 	// One call runs every step; it is counted against the first transformation's observer, under
-	// the op TRANSFORM_CHAIN, so a chain's cost shows up once and is not split by guess.
-	return c.in.callInto(ctx, c.name, c.steps[0].Transform.obs, wire.OpTransformChain, 0, encode, dst)
+	// the op, so a chain's cost shows up once and is not split by guess.
+	return c.in.callInto(ctx, name, c.steps[0].Transform.obs, op, 0, encode, dst)
+}
+
+// ConvertingChain is a Chain followed by a source task's key and value converters in the same guest
+// call (TRANSFORM_CONVERT, sdk/ABI.md §5.9), when the converters are objects of the chain's
+// instance: the records come back as the bytes the producer sends, instead of crossing the
+// boundary as Connect data once more to be converted.
+type ConvertingChain struct {
+	*Chain
+	key, value *Object
+	name       string
+}
+
+// NewConvertingChain returns c followed by the converters key and value, or nil when they cannot
+// run in one call: converters of another instance, or a module without TRANSFORM_CONVERT.
+func NewConvertingChain(c *Chain, key, value *Object) *ConvertingChain {
+	if c == nil || key == nil || value == nil || !c.in.m.transformConvert {
+		return nil
+	}
+	for _, o := range []*Object{key, value} {
+		if o.in != c.in || o.role != wire.RoleConverter {
+			return nil
+		}
+	}
+	return &ConvertingChain{Chain: c, key: key, value: value, name: c.name + "+" + key.plugin.Name + "+" + value.plugin.Name}
+}
+
+// TransformConvertInto is Chain.TransformInto with the records converted: res is decoded with
+// DecodeConverted, so that its Keys and Values are the serialised keys and values of its Records.
+// A record a converter failed on is among res.Failed with the converter's stage; ConverterError
+// gives the error its FROM_CONNECT call would have returned.
+func (c *ConvertingChain) TransformConvertInto(ctx context.Context, records []wire.Record, batch []byte, res *wire.ChainResult, buf []byte) ([]byte, error) {
+	res.Reset()
+	if len(records) == 0 {
+		return buf, nil
+	}
+	out, err := c.callOp(ctx, wire.OpTransformConvert, c.name, []*Object{c.key, c.value}, func(b []byte) []byte {
+		b = wire.AppendConvertSteps(b, c.key.handle, c.value.handle, c.req)
+		if batch != nil {
+			return append(b, batch...)
+		}
+		return wire.AppendRecords(b, records)
+	}, buf)
+	if err != nil {
+		return buf, err
+	}
+	if out == nil {
+		out = buf[:0]
+	}
+	if err := res.DecodeConverted(out, records, len(c.steps)); err != nil {
+		res.Reset()
+		return out, malformed(c.in, c.name, wire.OpTransformConvert, err)
+	}
+	return out, nil
+}
+
+// ConverterError is what the converter's own FROM_CONNECT call returns for the record of f, a
+// failure of stage StageKeyConverter or StageValueConverter: the same error, whichever way the
+// record was converted.
+func (c *ConvertingChain) ConverterError(f wire.ChainFailure) error {
+	o := c.value
+	if f.Stage == wire.StageKeyConverter {
+		o = c.key
+	}
+	return &GuestError{Plugin: o.plugin.Name, Module: c.in.m.base, Op: wire.OpFromConnect.String(), Message: f.Message}
 }

@@ -381,7 +381,7 @@ func BenchmarkTable(b *testing.B) {
 		t.add("burst", "of which plugin linear memory, before", "MB", f.guestBefore)
 		t.add("burst", "of which plugin linear memory, after", "MB", f.guestAfter)
 		t.add("burst", "of that, the file module's instance, after", "MB", f.fileAfter)
-		t.add("burst", "of that, the converters module's instance, after", "MB", f.convAfter)
+		t.add("burst", "of that, the transforms module's instance (its converters), after", "MB", f.convAfter)
 		t.add("burst", "heap in use besides plugin linear memory, before", "MB", differences(f.before, f.guestBefore))
 		t.add("burst", "heap in use besides plugin linear memory, after", "MB", differences(f.after, f.guestAfter))
 		t.add("burst", "worker RSS before", "MB", f.rssBefore)
@@ -395,7 +395,7 @@ func BenchmarkTable(b *testing.B) {
 type burstFigures struct {
 	before, after           []float64 // heap in use (heapAfterCollection)
 	guestBefore, guestAfter []float64 // of which the plugin instances' linear memory
-	fileAfter, convAfter    []float64 // of that, the file and converters instances' after
+	fileAfter, convAfter    []float64 // of that, the file and transforms (converters) instances' after
 	rssBefore, rssAfter     []float64
 }
 
@@ -432,7 +432,7 @@ func burstRuns(b *testing.B, addr string, adm *kadm.Client) burstFigures {
 		f.after = append(f.after, heapAfterCollection(b, w))
 		f.guestAfter = append(f.guestAfter, guest(""))
 		f.fileAfter = append(f.fileAfter, guest(`module="file.wasm"`))
-		f.convAfter = append(f.convAfter, guest(`module="converters.wasm"`))
+		f.convAfter = append(f.convAfter, guest(`module="transforms.wasm"`))
 		f.rssAfter = append(f.rssAfter, rssMB(b, w))
 		w.stop(syscall.SIGTERM)
 	}

@@ -50,7 +50,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "go build -o %s .: %v\n%s", binary, err, out)
 		return 1
 	}
-	if pluginDir, err = pluginbuild.Dir("plugins/file", "plugins/converters", "plugins/transforms", "plugins/datagen", "plugins/http"); err == nil {
+	if pluginDir, err = pluginbuild.Dir("plugins/file", "plugins/transforms", "plugins/datagen", "plugins/http"); err == nil {
 		testPlugin, err = pluginbuild.Dir("plugins/testdata/faulty")
 	}
 	if err != nil {

@@ -288,7 +288,7 @@ func latestVersion(t *testing.T, addr, topic string) (string, int) {
 // task still running it runs on.
 func TestWorkerHotReload(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{filepath.Join(pluginDir, "file.wasm"), filepath.Join(pluginDir, "converters.wasm"), filepath.Join(testPlugin, "faulty.wasm")} {
+	for _, f := range []string{filepath.Join(pluginDir, "file.wasm"), filepath.Join(pluginDir, "transforms.wasm"), filepath.Join(testPlugin, "faulty.wasm")} {
 		installFile(t, f, filepath.Join(dir, filepath.Base(f)))
 	}
 	v2 := filepath.Join(t.TempDir(), "faulty.wasm")

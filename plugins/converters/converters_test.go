@@ -39,7 +39,7 @@ var (
 // theHost is a plugin host with the converters module, shared by the package's tests.
 func theHost(tb testing.TB) *wasmhost.Host {
 	tb.Helper()
-	dir := pluginbuild.DirOf(tb, "plugins/converters")
+	dir := pluginbuild.DirOf(tb, "plugins/transforms")
 	hostOnce.Do(func() {
 		host, hostErr = wasmhost.New(context.Background(), wasmhost.Config{
 			PluginPath: []string{dir},

@@ -54,6 +54,20 @@ func newHost(tb testing.TB) *wasmhost.Host {
 	return h
 }
 
+// openConverter opens a JsonConverter in s with cfg.
+func openConverter(tb testing.TB, h *wasmhost.Host, s *wasmhost.Session, cfg map[string]string) *wasmhost.Object {
+	tb.Helper()
+	p, err := h.Resolve("org.apache.kafka.connect.json.JsonConverter", wire.KindConverter)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o, err := s.Open(context.Background(), p, wire.RoleConverter, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return o
+}
+
 func openIn(tb testing.TB, h *wasmhost.Host, s *wasmhost.Session, class string, kind wire.Kind, cfg map[string]string) *wasmhost.Object {
 	tb.Helper()
 	p, err := h.Resolve(class, kind)
@@ -80,14 +94,26 @@ var allClasses = []string{
 	"io.debezium.transforms.ExtractNewRecordState",
 }
 
+// The converters the module carries too (plugins/converters), so that a task's converters share
+// its chain's instance.
+var converterClasses = []string{
+	"org.apache.kafka.connect.json.JsonConverter", "org.apache.kafka.connect.storage.StringConverter",
+	"org.apache.kafka.connect.converters.ByteArrayConverter",
+}
+
 func TestModuleDescribesAllPlugins(t *testing.T) {
 	h := newHost(t)
 	got := map[string]wire.Kind{}
 	for _, p := range h.Plugins() {
 		got[p.Class] = p.Kind
 	}
-	if len(got) != len(allClasses) {
-		t.Errorf("%d plugins, want %d: %v", len(got), len(allClasses), got)
+	if len(got) != len(allClasses)+len(converterClasses) {
+		t.Errorf("%d plugins, want %d: %v", len(got), len(allClasses)+len(converterClasses), got)
+	}
+	for _, c := range converterClasses {
+		if k := got[c]; k != wire.KindConverter {
+			t.Errorf("%s: kind %q, want converter", c, k)
+		}
 	}
 	for _, c := range allClasses {
 		want := wire.KindTransformation
@@ -274,6 +300,30 @@ func BenchmarkChain(b *testing.B) {
 		}
 		report(b)
 	}
+	// As a source task runs a chain whose converters share its instance (TRANSFORM_CONVERT).
+	runConverting := func(b *testing.B, objs []*wasmhost.Object, key, value *wasmhost.Object) {
+		steps := make([]wasmhost.ChainStep, len(objs))
+		for i, o := range objs {
+			steps[i] = wasmhost.ChainStep{Transform: o}
+		}
+		cc := wasmhost.NewConvertingChain(wasmhost.NewChain(steps), key, value)
+		if cc == nil {
+			b.Fatal("the module does not run TRANSFORM_CONVERT")
+		}
+		encoded := wire.AppendRecords(nil, batch)
+		var res wire.ChainResult
+		var buf []byte
+		b.ReportAllocs()
+		fuel.n = 0
+		for b.Loop() {
+			var err error
+			buf, err = cc.TransformConvertInto(ctx, batch, encoded, &res, buf)
+			if err != nil || len(res.Failed) > 0 || len(res.Values()) != len(batch) {
+				b.Fatalf("%d outputs, %v, %v", len(res.Values()), res.Failed, err)
+			}
+		}
+		report(b)
+	}
 	b.Run("no-transform", func(b *testing.B) {
 		b.ReportAllocs()
 		var buf []byte
@@ -309,6 +359,11 @@ func BenchmarkChain(b *testing.B) {
 	batch = lineBatch()
 	b.Run("lines:HoistField+InsertField+RegexRouter", func(b *testing.B) { run(b, tableChain) })
 	b.Run("lines:HoistField+InsertField+RegexRouter/fused", func(b *testing.B) { runFused(b, tableChain) })
+	// With the worker's converters as BenchmarkTable has them: JsonConverter for keys (schemas on)
+	// and values (schemas.enable=false).
+	key := openConverter(b, h, s, map[string]string{"converter.type": "key"})
+	value := openConverter(b, h, s, map[string]string{"converter.type": "value", "schemas.enable": "false"})
+	b.Run("lines:HoistField+InsertField+RegexRouter/converting", func(b *testing.B) { runConverting(b, tableChain, key, value) })
 	batch = saved
 	b.Run("MaskField", func(b *testing.B) { run(b, chain[1:2]) })
 }

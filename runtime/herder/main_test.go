@@ -42,7 +42,7 @@ func run(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(tmp)
 	defer pluginbuild.Cleanup()
-	plugins, err := pluginbuild.Dir("plugins/file", "plugins/converters")
+	plugins, err := pluginbuild.Dir("plugins/file", "plugins/transforms")
 	if err != nil {
 		return 0, err
 	}

@@ -40,6 +40,17 @@ type FusedChain interface {
 	TransformInto(ctx context.Context, records []wire.Record, batch []byte, res *wire.ChainResult, buf []byte) ([]byte, error)
 }
 
+// ConvertingChain runs a source task's whole chain and then its key and value converters in one
+// plugin call, when the converters are objects of the chain's instance (wasmhost.ConvertingChain:
+// TRANSFORM_CONVERT): the records come back as the bytes the producer sends. It decodes into res
+// with ChainResult.DecodeConverted, from a copy of the result in buf's backing array.
+type ConvertingChain interface {
+	TransformConvertInto(ctx context.Context, records []wire.Record, batch []byte, res *wire.ChainResult, buf []byte) ([]byte, error)
+	// ConverterError is the error of a converter's failure in res.Failed, as the converter's own
+	// FROM_CONNECT call would have returned it.
+	ConverterError(f wire.ChainFailure) error
+}
+
 // chainMemory is what a fused chain's result for one batch lives in: the copy of the result and
 // the records decoded from it. A source task keeps one per batch in flight (in its pollBuffer).
 // batch, when not nil, is the encoding of the records the chain is applied to (the POLL result
@@ -160,21 +171,32 @@ func (c Chain) applyFused(ctx context.Context, recs []wire.Record, mem *chainMem
 	}
 	mem.result, err = c[0].Fused.TransformInto(ctx, recs, mem.batch, &mem.res, mem.result)
 	if err != nil {
-		aliases := make([]string, len(c))
-		for i, st := range c {
-			aliases[i] = st.Alias
-		}
-		return nil, nil, nil, fmt.Errorf("transform chain %s: %w", strings.Join(aliases, ","), err)
+		return nil, nil, nil, c.callError(err)
 	}
 	for _, f := range mem.res.Failed {
-		st := c[f.Step]
-		e := fmt.Errorf("transform %s (%s): %s", st.Alias, st.Class, f.Message)
-		if f.Predicate {
-			e = fmt.Errorf("predicate of transform %s: %s", st.Alias, f.Message)
-		}
-		failed = append(failed, failure{index: f.Input, stage: "TRANSFORMATION", class: f.Class, err: e})
+		failed = append(failed, c.stepFailure(f))
 	}
 	return mem.res.Records(), mem.res.Inputs(), failed, nil
+}
+
+// callError is the error of a fused call of the whole chain.
+func (c Chain) callError(err error) error {
+	aliases := make([]string, len(c))
+	for i, st := range c {
+		aliases[i] = st.Alias
+	}
+	return fmt.Errorf("transform chain %s: %w", strings.Join(aliases, ","), err)
+}
+
+// stepFailure is a record a fused call failed in one of the chain's steps, with the message the
+// step's own TRANSFORM or TEST call would have given.
+func (c Chain) stepFailure(f wire.ChainFailure) failure {
+	st := c[f.Step]
+	e := fmt.Errorf("transform %s (%s): %s", st.Alias, st.Class, f.Message)
+	if f.Predicate {
+		e = fmt.Errorf("predicate of transform %s: %s", st.Alias, f.Message)
+	}
+	return failure{index: f.Input, stage: "TRANSFORMATION", class: f.Class, err: e}
 }
 
 func dropIndexes(recs []wire.Record, origin []int, selected []bool, drop map[int]bool) ([]wire.Record, []int, []bool) {

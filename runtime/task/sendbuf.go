@@ -2,6 +2,8 @@ package task
 
 import (
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/wasmconnect/wasmconnect/sdk/go/wire"
 )
 
 // sendBuffer is the memory of a converted batch that the producer holds until it has acknowledged
@@ -17,6 +19,10 @@ type sendBuffer struct {
 	keyOut, valOut     [][]byte
 	keyBytes, valBytes []byte
 	krs                []kgo.Record
+	// A chain that converts (SourceConfig.Converting): its result, copied into converted, which
+	// the records, keys and values alias.
+	chain     wire.ChainResult
+	converted []byte
 }
 
 // maxSendBuffers bounds the send buffers a task keeps: enough for the batches a producer
@@ -31,7 +37,7 @@ func newSendBuffers() *sendBuffers { return &sendBuffers{newFreeList[sendBuffer]
 // be quick: the records are cleared when the buffer is used again (reuse), not here. What a kept
 // buffer keeps reachable meanwhile is bounded by maxSendBuffers and dropped once the task idles.
 func (p *sendBuffers) put(b *sendBuffer) {
-	if cap(b.keyBytes) > maxKeptPollBuffer || cap(b.valBytes) > maxKeptPollBuffer {
+	if cap(b.keyBytes) > maxKeptPollBuffer || cap(b.valBytes) > maxKeptPollBuffer || cap(b.converted) > maxKeptPollBuffer {
 		return
 	}
 	p.keep(b)

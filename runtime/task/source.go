@@ -25,6 +25,9 @@ type SourceConfig struct {
 	KeyConverter   Converter
 	ValueConverter Converter
 	Chain          Chain       // transforms, applied before the converters
+	// Converting, when not nil, runs Chain and then both converters in one plugin call per batch
+	// (their objects share an instance); KeyConverter and ValueConverter are then not called.
+	Converting ConvertingChain
 	Errors         ErrorPolicy // errors.* (a source has no dead letter queue, as in Kafka)
 	// Producer writes the task's records. Build it with ProducerOpts so that a record's explicit
 	// partition is honoured. The task flushes it but does not close it.
@@ -121,7 +124,10 @@ func (s *Source) Run(ctx context.Context) error {
 	defer abandon()
 	s.produce = startStage(stageCtx, s.produceConverted)
 	s.convert = startStage(stageCtx, s.convertAndSend)
-	if len(s.cfg.Chain) > 0 {
+	switch {
+	case s.cfg.Converting != nil:
+		s.transforms = startStage(stageCtx, s.transformConvertAndSend)
+	case len(s.cfg.Chain) > 0:
 		s.transforms = startStage(stageCtx, s.transformAndSend)
 	}
 	err := s.run(ctx, stageCtx)
@@ -207,6 +213,47 @@ func (s *Source) transformAndSend(ctx context.Context, polled polledBatch) error
 	}
 	t.buf = polled.buf
 	return s.convert.send(ctx, t)
+}
+
+// transformConvertAndSend is the transform stage of a task whose chain converts its records too
+// (SourceConfig.Converting): one plugin call does what the chain and the convert stage would, and
+// the batch goes on to the producer. Its result lives in the send buffer, which the producer holds
+// until every record of it is acknowledged.
+func (s *Source) transformConvertAndSend(ctx context.Context, polled polledBatch) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	var batch []byte
+	if polled.buf != nil {
+		batch = polled.buf.bytes // the POLL result the records were decoded from, unchanged since
+	}
+	mem := s.sends.get()
+	var err error
+	mem.converted, err = s.cfg.Converting.TransformConvertInto(ctx, polled.recs, batch, &mem.chain, mem.converted)
+	if err != nil {
+		return fmt.Errorf("task %s failed in TRANSFORMATION: %w", s.cfg.ID, s.cfg.Chain.callError(err))
+	}
+	var failed []failure
+	for _, f := range mem.chain.Failed {
+		switch f.Stage {
+		case wire.StageKeyConverter, wire.StageValueConverter:
+			stage := "VALUE_CONVERTER"
+			if f.Stage == wire.StageKeyConverter {
+				stage = "KEY_CONVERTER"
+			}
+			failed = append(failed, failure{index: f.Input, stage: stage, class: dataExceptionClass, err: s.cfg.Converting.ConverterError(f)})
+		default:
+			failed = append(failed, s.cfg.Chain.stepFailure(f))
+		}
+	}
+	if err := s.reportFailed(ctx, polled.recs, failed); err != nil {
+		return err
+	}
+	recs := mem.chain.Records()
+	mem.bad = reuse(&mem.bad, len(recs)) // the records that failed are not among them
+	mem.keys, mem.values = mem.chain.Keys(), mem.chain.Values()
+	t := transformed{polled: polled.recs, recs: recs, origin: mem.chain.Inputs(), failed: failed, buf: polled.buf}
+	return s.produce.send(ctx, converted{transformed: t, mem: mem, produced: len(recs)})
 }
 
 // run polls until ctx is done or the task fails, and sends each batch down the pipeline with
@@ -410,16 +457,8 @@ func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 	if mem.values, err = convert("VALUE_CONVERTER", s.cfg.ValueConverter, func(r *wire.Record) wire.Data { return r.Value }, &mem.values, &mem.valBytes); err != nil {
 		return err
 	}
-	if len(failed) > 0 {
-		// The first record that failed is the one a failing task names (as the sink loop does).
-		sort.Slice(failed, func(i, j int) bool { return failed[i].index < failed[j].index })
-		describe := func(i int) string {
-			r := &polled[i]
-			return fmt.Sprintf("for topic %s with source partition %s and offset %s", r.Topic, r.SourcePartition, r.SourceOffset)
-		}
-		if err := s.cfg.Errors.reportFailures(ctx, s.log, s.cfg.ID.String(), failed, describe, nil); err != nil {
-			return err
-		}
+	if err := s.reportFailed(ctx, polled, failed); err != nil {
+		return err
 	}
 	produced := 0
 	for i := range recs {
@@ -428,6 +467,21 @@ func (s *Source) convertAndSend(ctx context.Context, t transformed) error {
 		}
 	}
 	return s.produce.send(ctx, converted{transformed: t, mem: mem, produced: produced})
+}
+
+// reportFailed hands the records of a polled batch that failed in the chain or a converter to the
+// error policy, which fails the task unless errors.tolerance=all.
+func (s *Source) reportFailed(ctx context.Context, polled []wire.Record, failed []failure) error {
+	if len(failed) == 0 {
+		return nil
+	}
+	// The first record that failed is the one a failing task names (as the sink loop does).
+	sort.Slice(failed, func(i, j int) bool { return failed[i].index < failed[j].index })
+	describe := func(i int) string {
+		r := &polled[i]
+		return fmt.Sprintf("for topic %s with source partition %s and offset %s", r.Topic, r.SourcePartition, r.SourceOffset)
+	}
+	return s.cfg.Errors.reportFailures(ctx, s.log, s.cfg.ID.String(), failed, describe, nil)
 }
 
 // elem is bs[i], or nil when bs is nil (every element null).

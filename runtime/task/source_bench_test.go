@@ -40,7 +40,7 @@ func BenchmarkSourceFileToTopic(b *testing.B) {
 
 func benchSourceFileToTopic(b *testing.B, chain bool) {
 	const lines = 200_000
-	dir := pluginbuild.DirOf(b, "plugins/file", "plugins/converters", "plugins/transforms")
+	dir := pluginbuild.DirOf(b, "plugins/file", "plugins/transforms")
 	files := b.TempDir()
 	in := filepath.Join(files, "in.txt")
 	f, err := os.Create(in)

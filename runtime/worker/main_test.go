@@ -40,7 +40,7 @@ func run(m *testing.M) (int, error) {
 	if err := os.Mkdir(data, 0o755); err != nil {
 		return 0, err
 	}
-	plugins, err := pluginbuild.Dir("plugins/file", "plugins/converters", "plugins/transforms")
+	plugins, err := pluginbuild.Dir("plugins/file", "plugins/transforms")
 	if err != nil {
 		return 0, err
 	}

@@ -144,6 +144,23 @@ func (w *Worker) chain(ctx context.Context, sess *wasmhost.Session, cfg map[stri
 	return chain, nil
 }
 
+// convertingChain is a source task's chain and converters in one guest call, when the chain runs in
+// one call and the converters are objects of its instance (the standard ones all live in the
+// transforms module); nil otherwise. A nil result must stay a nil interface.
+func convertingChain(chain task.Chain, key, value *wasmhost.Object) task.ConvertingChain {
+	if len(chain) == 0 {
+		return nil
+	}
+	fused, ok := chain[0].Fused.(*wasmhost.Chain)
+	if !ok {
+		return nil
+	}
+	if cc := wasmhost.NewConvertingChain(fused, key, value); cc != nil {
+		return cc
+	}
+	return nil
+}
+
 // errorPolicy builds a task's error handling; for a sink with a dead letter queue it creates the
 // topic if needed and a producer, which close releases.
 func (w *Worker) errorPolicy(ctx context.Context, id connect.TaskID, typ connect.ConnectorType, cfg map[string]string) (task.ErrorPolicy, func(), error) {

@@ -366,7 +366,7 @@ func (w *Worker) runTask(ctx context.Context, id connect.TaskID, r *running, onS
 	case connect.TypeSource:
 		src := task.NewSource(task.SourceConfig{
 			ID: id, Plugin: plugin, KeyConverter: keyConv, ValueConverter: valueConv, Producer: producer,
-			Chain: chain, Errors: policy,
+			Chain: chain, Converting: convertingChain(chain, keyConv, valueConv), Errors: policy,
 			Offsets: offsetWriter{offsets}, FlushInterval: w.cfg.OffsetFlushInterval, FlushTimeout: w.cfg.OffsetFlushTimeout,
 			Paused: paused, OnState: onState, Metrics: m, Logger: w.log, ActiveTopics: w.activeTopics(id),
 			Transactions: txns,

@@ -129,7 +129,8 @@ func rustCached(root, pkg, bin string) (path, key string) {
 		return "", ""
 	}
 	fmt.Fprintf(h, "%s\n%s\n%s\n", version, strings.Join(RustFlags, " "), pkg)
-	for _, dir := range []string{filepath.Join(root, "sdk", "rust", "src"), filepath.Join(root, pkg, "src")} {
+	dirs := append([]string{filepath.Join(root, "sdk", "rust", "src"), filepath.Join(root, pkg, "src")}, rustIncludes(filepath.Join(root, pkg, "src"))...)
+	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
@@ -149,6 +150,27 @@ func rustCached(root, pkg, bin string) (path, key string) {
 	}
 	key = hex.EncodeToString(h.Sum(nil))
 	return filepath.Join(cache, "wasmconnect", "pluginbuild-rust", key+".wasm"), key
+}
+
+// rustIncludes returns the directories of the sources a crate's lib.rs includes from elsewhere
+// with #[path = "..."] (the transforms module includes the converters' crate), which its cache key
+// must cover too.
+func rustIncludes(src string) []string {
+	b, err := os.ReadFile(filepath.Join(src, "lib.rs"))
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), `#[path = "`)
+		if !ok {
+			continue
+		}
+		if p, _, ok := strings.Cut(rest, `"`); ok {
+			dirs = append(dirs, filepath.Dir(filepath.Join(src, p)))
+		}
+	}
+	return dirs
 }
 
 // keepInCache copies the module built at out to cached, atomically, so that a concurrent reader

@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use wasmconnect::wire::{self, Data, TAG_BYTES, TAG_NULL};
 use wasmconnect::{Config, Converter, Error, Info, Result};
 
-use crate::scan::{self, Cursor, Dialect};
-use crate::{base64, converter_type_def, VERSION};
+use super::scan::{self, Cursor, Dialect};
+use super::{base64, converter_type_def, VERSION};
 
 pub fn info() -> Info {
     Info {

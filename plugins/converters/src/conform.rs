@@ -8,11 +8,11 @@
 //! when written); the others are written in their canonical form by a second pass. The check
 //! first tries the much cheaper one of verbatim, which recognises the usual such payload.
 
-use crate::base64;
-use crate::decimal::Unscaled;
-use crate::scan::{self, kind_of, Cursor, Str};
-use crate::schema::{Logical, Schema, Type};
-use crate::verbatim;
+use super::base64;
+use super::decimal::Unscaled;
+use super::scan::{self, kind_of, Cursor, Str};
+use super::schema::{Logical, Schema, Type};
+use super::verbatim;
 use wasmconnect::words::append_json_string;
 
 /// The JsonConverter settings that change how a payload is read or written.
@@ -690,7 +690,7 @@ pub fn write_float(out: &mut Vec<u8>, f: f64, single: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema;
+    use super::super::schema;
 
     fn floats(f: f64, single: bool) -> String {
         let mut out = Vec::new();

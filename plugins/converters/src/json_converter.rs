@@ -8,10 +8,10 @@ use wasmconnect::wire::{self, Data, TAG_JSON, TAG_NULL};
 use wasmconnect::words::{self, append_json_string};
 use wasmconnect::{Config, ConfigDef, ConfigType, Converter, Error, Importance, Info, Result};
 
-use crate::conform::{self, Options, Work};
-use crate::scan::{self, Cursor, Dialect};
-use crate::schema::{self, Schema};
-use crate::{base64, converter_type_def, with_look, VERSION};
+use super::conform::{self, Options, Work};
+use super::scan::{self, Cursor, Dialect};
+use super::schema::{self, Schema};
+use super::{base64, converter_type_def, with_look, VERSION};
 
 pub fn info() -> Info {
     Info {

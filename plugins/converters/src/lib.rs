@@ -1,5 +1,7 @@
-//! The converters plugin module: Kafka Connect's standard converters on the wasmconnect Rust SDK
-//! (sdk/rust).
+//! Kafka Connect's standard converters on the wasmconnect Rust SDK (sdk/rust). They are part of
+//! the transforms module (plugins/transforms includes this crate's sources and calls `register`);
+//! this crate root builds their native unit tests. Items are named through `super::`, not
+//! `crate::`, so that they resolve both here and where the transforms crate includes them.
 //!
 //! - JsonConverter (org.apache.kafka.connect.json.JsonConverter): schemas.enable (default true)
 //!   writes {"schema":...,"payload":...} envelopes and requires exactly those two fields on read;
@@ -32,13 +34,14 @@ use wasmconnect::{ConfigDef, Importance, Module};
 
 pub const VERSION: &str = "1.0.0";
 
-fn register(m: &mut Module) {
+/// Adds the converters to a module: the transforms module's (plugins/transforms), which includes
+/// this crate's sources, so that a task's converters and transform chain are objects of one
+/// instance and its records leave the guest converted (TRANSFORM_CONVERT, sdk/ABI.md §5.9).
+pub fn register(m: &mut Module) {
     m.converter(json_converter::info(), || Box::new(json_converter::JsonConverter::default()));
     m.converter(string_converter::info(), || Box::new(string_converter::StringConverter));
     m.converter(bytearray::info(), || Box::new(bytearray::ByteArrayConverter));
 }
-
-wasmconnect::export_module!(register);
 
 /// converter.type, which the worker sets: how the converter is used.
 fn converter_type_def() -> ConfigDef {

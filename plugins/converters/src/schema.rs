@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::conform::{self, Options};
-use crate::decimal::MAX_SCALE;
-use crate::scan::{self, Cursor, Dialect};
+use super::conform::{self, Options};
+use super::decimal::MAX_SCALE;
+use super::scan::{self, Cursor, Dialect};
 use wasmconnect::words::append_json_string;
 
 /// A Connect schema type: the SDK's, whose JSON and Java names the converter's texts use.

@@ -7,7 +7,7 @@ use wasmconnect::text::append_text;
 use wasmconnect::wire::{self, Data, TAG_NULL, TAG_STRING};
 use wasmconnect::{Config, ConfigDef, Converter, Error, Importance, Info, Result};
 
-use crate::{converter_type_def, scan, with_look, VERSION};
+use super::{converter_type_def, scan, with_look, VERSION};
 
 pub fn info() -> Info {
     Info {

@@ -9,8 +9,8 @@
 //! struct with its fields in another order); a payload it cannot say is written as it is (white
 //! space, a rewrite, an error) is left to the parser as a whole, which has the error texts.
 
-use crate::conform::{self, Options, Work};
-use crate::schema::{Logical, Schema, Type};
+use super::conform::{self, Options, Work};
+use super::schema::{Logical, Schema, Type};
 use wasmconnect::words::{has_at, plain_end};
 
 /// Whether the payload parser would read `b`, of schema `s`, without a rewrite and without white
@@ -135,7 +135,7 @@ fn integer(s: &Schema, b: &[u8], i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema;
+    use super::super::schema;
 
     /// Every payload: recognised here exactly when the payload parser finds it valid, compact and
     /// not rewritten, but for a struct whose fields come in another order or with an absent field

@@ -20,6 +20,11 @@
 //! TopicNameMatches remember their result per topic.
 
 mod common;
+// Kafka's converters, in this module so that a task's converters share the chain's instance: a
+// source task's records then come out of one TRANSFORM_CONVERT call as the bytes the producer
+// sends (sdk/ABI.md §5.9).
+#[path = "../../converters/src/lib.rs"]
+mod converters;
 mod datefmt;
 mod debezium;
 mod fields;
@@ -54,6 +59,7 @@ macro_rules! kv {
 
 /// Adds every plugin of the module (public for native benchmarks and tests of the crate).
 pub fn register(m: &mut Module) {
+    converters::register(m);
     kv!(m, "InsertField", fields::InsertField, fields::insert_field_defs());
     kv!(m, "ReplaceField", fields::ReplaceField, fields::replace_field_defs());
     kv!(m, "MaskField", fields::MaskField, fields::mask_field_defs());

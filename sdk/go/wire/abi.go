@@ -48,6 +48,8 @@ func (o Op) String() string {
 		return "TEST"
 	case OpTransformChain:
 		return "TRANSFORM_CHAIN"
+	case OpTransformConvert:
+		return "TRANSFORM_CONVERT"
 	}
 	return "UNKNOWN"
 }
@@ -97,6 +99,9 @@ type Descriptor struct {
 	Plugins []PluginDescriptor `json:"plugins"`
 	// TransformChain says the module runs TRANSFORM_CHAIN (sdk/ABI.md §4).
 	TransformChain bool `json:"transform_chain,omitempty"`
+	// TransformConvert says the module runs TRANSFORM_CONVERT (sdk/ABI.md §5.9): a chain of its
+	// transformations followed by two of its converters.
+	TransformConvert bool `json:"transform_convert,omitempty"`
 }
 
 // PluginDescriptor describes one plugin of a module.

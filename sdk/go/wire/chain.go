@@ -8,10 +8,17 @@ import (
 // whose descriptor says "transform_chain": true.
 const OpTransformChain Op = 13
 
-// Chain stages: which part of a chain step a failure is about (sdk/ABI.md §5.8).
+// OpTransformConvert runs a source task's transform chain and then its key and value converters in
+// one call (sdk/ABI.md §5.9), for modules whose descriptor says "transform_convert": true.
+const OpTransformConvert Op = 14
+
+// Chain stages: which part of a chain step a failure is about (sdk/ABI.md §5.8), or, in a
+// TRANSFORM_CONVERT result, which converter failed (§5.9).
 const (
 	StageTransformation byte = 0
 	StagePredicate      byte = 1
+	StageKeyConverter   byte = 2
+	StageValueConverter byte = 3
 )
 
 // ChainStep is one step of a TRANSFORM_CHAIN request: the handle of a transformation and of the
@@ -28,6 +35,7 @@ type ChainFailure struct {
 	RecordFailure
 	Step      int
 	Predicate bool
+	Stage     byte // StageTransformation, StagePredicate, or a converter's (TRANSFORM_CONVERT)
 }
 
 // AppendChainRequest appends the input of TRANSFORM_CHAIN: the steps, then the record batch.
@@ -62,6 +70,13 @@ func DecodeChainResult(b []byte, inputs []Record, steps int) ([]TransformedRecor
 	return r.transformed(), r.Failed, nil
 }
 
+// AppendConvertSteps appends the input of TRANSFORM_CONVERT up to its record batch: the handles of
+// the key and value converters, then the chain's steps as AppendChainSteps writes them.
+func AppendConvertSteps(dst []byte, key, value int32, steps []ChainStep) []byte {
+	dst = AppendU32(AppendU32(dst, uint32(key)), uint32(value))
+	return AppendChainSteps(dst, steps)
+}
+
 // ChainResult is a decoded TRANSFORM_CHAIN result in slices that are reused from batch to batch:
 // a caller that keeps one per batch in flight decodes without allocating once they have grown.
 type ChainResult struct {
@@ -81,23 +96,52 @@ func (r *ChainResult) Inputs() []int { return r.inputs }
 func (r *ChainResult) Decode(b []byte, inputs []Record, steps int) error {
 	clear(r.Failed)
 	r.Failed = r.Failed[:0]
-	return r.decode(b, inputs, "chain result", false, func(d *Decoder, entry, in int) error {
+	r.converted = false
+	return r.decode(b, inputs, "chain result", false, r.failure(steps))
+}
+
+// DecodeConverted decodes b, the result of TRANSFORM_CONVERT (sdk/ABI.md §5.9) for the batch
+// inputs of a chain of steps steps, into r, reusing r's slices. Records then have null keys and
+// values: their serialised forms are Keys and Values.
+func (r *ChainResult) DecodeConverted(b []byte, inputs []Record, steps int) error {
+	clear(r.Failed)
+	r.Failed = r.Failed[:0]
+	r.converted = true
+	return r.decode(b, inputs, "transform and convert result", false, r.failure(steps))
+}
+
+// Keys and Values are, after DecodeConverted, the serialised key and value of each record of
+// Records (nil: a Kafka null). They alias the decoded buffer.
+func (r *ChainResult) Keys() [][]byte   { return r.keys }
+func (r *ChainResult) Values() [][]byte { return r.values }
+
+// failure decodes a failed entry of a chain result: a step's predicate or transformation, or with
+// a converting result a converter, which names the step after the last.
+func (r *ChainResult) failure(steps int) func(d *Decoder, entry, in int) error {
+	return func(d *Decoder, entry, in int) error {
 		step := int(d.U32("chain failure step"))
 		stage := d.U8("chain failure stage")
-		f := ChainFailure{Step: step, Predicate: stage == StagePredicate,
+		f := ChainFailure{Step: step, Predicate: stage == StagePredicate, Stage: stage,
 			RecordFailure: RecordFailure{Input: in, Class: d.String("error class"), Message: d.String("error message")}}
-		if d.Err() == nil && (step >= steps || stage > StagePredicate) {
+		ok := step < steps && stage <= StagePredicate
+		if r.converted && (stage == StageKeyConverter || stage == StageValueConverter) {
+			ok = step == steps
+		}
+		if d.Err() == nil && !ok {
 			return fmt.Errorf("wire: chain result entry %d names stage %d of step %d of a chain of %d", entry, stage, step, steps)
 		}
 		r.Failed = append(r.Failed, f)
 		return nil
-	})
+	}
 }
 
 // Reset drops what r refers to (records, failures) but keeps its arrays, so that a result kept
 // for reuse does not keep a batch's records reachable.
 func (r *ChainResult) Reset() {
 	clear(r.recs[:cap(r.recs)])
+	clear(r.keys[:cap(r.keys)])
+	clear(r.values[:cap(r.values)])
 	clear(r.Failed)
 	r.recs, r.inputs, r.unchanged, r.Failed = r.recs[:0], r.inputs[:0], r.unchanged[:0], r.Failed[:0]
+	r.keys, r.values = r.keys[:0], r.values[:0]
 }

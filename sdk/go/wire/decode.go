@@ -154,6 +154,37 @@ func (d *Decoder) Record(r *Record) {
 	}
 }
 
+// convertedRecord decodes what follows a CONVERTED entry of a TRANSFORM_CONVERT result (sdk/ABI.md
+// §5.9) into r (topic, partition, timestamp, headers; its key and value are left null) and the
+// serialised key and value, nil for a Kafka null.
+func (d *Decoder) convertedRecord(r *Record, key, value *[]byte) {
+	*r = Record{}
+	if t := d.Bytes("record topic"); string(t) == d.topic {
+		r.Topic = d.topic
+	} else {
+		r.Topic = string(t)
+		d.topic = r.Topic
+	}
+	r.Partition = int32(d.U32("record partition"))
+	r.Timestamp = d.I64("record timestamp")
+	*key = d.NullableBytes("record key")
+	*value = d.NullableBytes("record value")
+	r.Headers = d.headers()
+}
+
+// headers decodes a record's headers; nil when it has none.
+func (d *Decoder) headers() []Header {
+	n := d.count("record headers", 5)
+	if n == 0 {
+		return nil
+	}
+	hs := make([]Header, n)
+	for i := range hs {
+		hs[i] = Header{Key: d.String("header key"), Value: d.Data("header value")}
+	}
+	return hs
+}
+
 // recordSlow is Record one field at a time, each checked and named in the error.
 func (d *Decoder) recordSlow(r *Record) {
 	if t := d.Bytes("record topic"); string(t) == d.topic {
@@ -167,14 +198,7 @@ func (d *Decoder) recordSlow(r *Record) {
 	r.Timestamp = d.I64("record timestamp")
 	r.Key = d.Data("record key")
 	r.Value = d.Data("record value")
-	n := d.count("record headers", 5)
-	r.Headers = nil
-	if n > 0 {
-		r.Headers = make([]Header, n)
-		for i := range r.Headers {
-			r.Headers[i] = Header{Key: d.String("header key"), Value: d.Data("header value")}
-		}
-	}
+	r.Headers = d.headers()
 	r.SourcePartition = d.Bytes("record source partition")
 	r.SourceOffset = d.Bytes("record source offset")
 }

@@ -29,6 +29,9 @@ const (
 	StatusFailed TransformStatus = 1
 	// StatusUnchanged: the input record passes through unchanged; nothing follows.
 	StatusUnchanged TransformStatus = 2
+	// StatusConverted (TRANSFORM_CONVERT only, §5.9): a record whose key and value the task's
+	// converters have serialised follows.
+	StatusConverted TransformStatus = 3
 )
 
 // DataException is the Java class Kafka's transformations throw for bad data; the default error class
@@ -119,6 +122,10 @@ type transformEntries struct {
 	unchanged []bool // with keepUnchanged: whether recs[i] is its input passed through
 	// keepUnchanged makes decode fill unchanged, which only TransformedRecord reports.
 	keepUnchanged bool
+	// converted makes decode take CONVERTED entries, and only those, for records: the keys and
+	// values of recs (TRANSFORM_CONVERT); nil key or value bytes are Kafka nulls.
+	converted    bool
+	keys, values [][]byte
 }
 
 // transformed returns the entries as TransformedRecords (nil for a result without entries).
@@ -143,6 +150,9 @@ func (e *transformEntries) decode(b []byte, inputs []Record, what string, failed
 	d := NewDecoder(b)
 	n := d.count(what, 5)
 	e.recs, e.inputs = resize(e.recs, n), resize(e.inputs, n)
+	if e.converted {
+		e.keys, e.values = resize(e.keys, n), resize(e.values, n)
+	}
 	if e.keepUnchanged {
 		e.unchanged = resize(e.unchanged, n)
 	}
@@ -170,7 +180,15 @@ func (e *transformEntries) decode(b []byte, inputs []Record, what string, failed
 			return fmt.Errorf("wire: %s entry %d: input %d has more than one entry and one of them is %s", what, i, in, alone)
 		}
 		last, lastAlone = in, isAlone
+		if e.converted != (st == StatusConverted) && st != StatusFailed {
+			return fmt.Errorf("wire: %s entry %d has status %d, which this result cannot have", what, i, st)
+		}
 		switch st {
+		case StatusConverted:
+			r := &e.recs[k]
+			d.convertedRecord(r, &e.keys[k], &e.values[k])
+			src := &inputs[in]
+			r.Offset, r.SourcePartition, r.SourceOffset = src.Offset, src.SourcePartition, src.SourceOffset
 		case StatusRecord:
 			r := &e.recs[k]
 			d.Record(r)
@@ -199,6 +217,11 @@ func (e *transformEntries) decode(b []byte, inputs []Record, what string, failed
 	// the records of an earlier batch reachable.
 	clear(e.recs[k:])
 	e.recs, e.inputs = e.recs[:k], e.inputs[:k]
+	if e.converted {
+		clear(e.keys[k:])
+		clear(e.values[k:])
+		e.keys, e.values = e.keys[:k], e.values[:k]
+	}
 	if e.keepUnchanged {
 		e.unchanged = e.unchanged[:k]
 	}

@@ -5,16 +5,28 @@
 //! are those of the host running the steps one TRANSFORM (and TEST) at a time: a step sees the
 //! output of the one before, a record its predicate fails on is failed and leaves the chain, the
 //! offset and source partition and offset of a record are its input's at every step.
+//!
+//! TRANSFORM_CONVERT (§5.9) is the same chain followed by the task's key and value converters,
+//! objects of the same module: a source task's records then leave the guest as the bytes the
+//! producer sends, and never cross the boundary as Connect data.
 
 use crate::error::{Error, Result};
 use crate::keep::{self, Keep};
-use crate::plugin::{Applied, Predicate, Transformation};
+use crate::plugin::{Applied, Converter, Predicate, Transformation};
 use crate::wire::{self, Data, Decoder, Record};
 use std::borrow::Cow;
 
-/// Which part of a step a failure is about (sdk/ABI.md §5.8).
+/// Which part of a step a failure is about (sdk/ABI.md §5.8, §5.9).
 pub const STAGE_TRANSFORMATION: u8 = 0;
 pub const STAGE_PREDICATE: u8 = 1;
+pub const STAGE_KEY_CONVERTER: u8 = 2;
+pub const STAGE_VALUE_CONVERTER: u8 = 3;
+
+/// The key and value converters of a TRANSFORM_CONVERT call.
+pub(crate) struct Converters<'c> {
+    pub key: &'c mut dyn Converter,
+    pub value: &'c mut dyn Converter,
+}
 
 /// The plugin objects a chain names by handle.
 pub(crate) trait Objects {
@@ -52,6 +64,17 @@ fn failure_class(e: &Error) -> &str {
 
 /// Runs TRANSFORM_CHAIN: the request's steps over its record batch, into a chain result.
 pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    run(objs, input, out, None)
+}
+
+/// Runs TRANSFORM_CONVERT: the chain request that follows the converters' handles, each record
+/// that comes out converted by `conv`, into a chain result of converted records.
+pub(crate) fn transform_convert(objs: &mut dyn Objects, conv: Converters, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    run(objs, input, out, Some(conv))
+}
+
+fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option<Converters>) -> Result<()> {
+    let op = if conv.is_some() { "TRANSFORM_CONVERT" } else { "TRANSFORM_CHAIN" };
     let mut d = Decoder::new(input);
     let n = d.count("chain steps", 9);
     let mut steps = Vec::with_capacity(n);
@@ -62,14 +85,14 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
         steps.push(Step { transform, predicate, negate });
     }
     if let Some(e) = d.err() {
-        return Err(Error::new(format!("TRANSFORM_CHAIN: {}", e)));
+        return Err(Error::new(format!("{}: {}", op, e)));
     }
     for (i, s) in steps.iter().enumerate() {
         if objs.transformation(s.transform).is_none() {
-            return Err(Error::new(format!("TRANSFORM_CHAIN: step {}: no open transformation with handle {}", i, s.transform)));
+            return Err(Error::new(format!("{}: step {}: no open transformation with handle {}", op, i, s.transform)));
         }
         if s.predicate != 0 && objs.predicate(s.predicate).is_none() {
-            return Err(Error::new(format!("TRANSFORM_CHAIN: step {}: no open predicate with handle {}", i, s.predicate)));
+            return Err(Error::new(format!("{}: step {}: no open predicate with handle {}", op, i, s.predicate)));
         }
     }
     let batch = &input[input.len() - d.remaining()..];
@@ -153,6 +176,24 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
         }
         let it = &cur[ri];
         ri += 1;
+        if let Some(c) = conv.as_mut() {
+            let at = out.len();
+            wire::put_u32(out, it.input as u32);
+            out.push(wire::STATUS_CONVERTED);
+            if let Err((stage, err)) = put_converted(out, &it.rec, c) {
+                if err.is_retriable() {
+                    return Err(err.context(format!("record {}", it.input)));
+                }
+                out.truncate(at);
+                wire::put_u32(out, it.input as u32);
+                out.push(wire::STATUS_FAILED);
+                wire::put_u32(out, steps.len() as u32);
+                out.push(stage);
+                wire::put_bytes(out, failure_class(&err).as_bytes());
+                wire::put_bytes(out, err.message().as_bytes());
+            }
+            continue;
+        }
         wire::put_u32(out, it.input as u32);
         if !it.changed {
             out.push(wire::STATUS_UNCHANGED);
@@ -168,6 +209,35 @@ pub(crate) fn transform_chain(objs: &mut dyn Objects, input: &[u8], out: &mut Ve
         let Record { key, value, .. } = it.rec;
         recycle_data(key);
         recycle_data(value);
+    }
+    Ok(())
+}
+
+/// Appends what follows a CONVERTED status (sdk/ABI.md §5.9): the record's topic, partition and
+/// timestamp, its key and value as the converters write them, and its headers. A converter's error
+/// comes back with its stage; what was appended is then the caller's to drop.
+fn put_converted(out: &mut Vec<u8>, r: &Record, c: &mut Converters) -> std::result::Result<(), (u8, Error)> {
+    wire::put_bytes(out, r.topic.as_bytes());
+    wire::put_u32(out, r.partition as u32);
+    wire::put_i64(out, r.timestamp);
+    // Key first, as Kafka converts them: a record whose key fails is not given to the value's.
+    put_converted_data(out, &r.topic, &r.key, &mut *c.key).map_err(|e| (STAGE_KEY_CONVERTER, e))?;
+    put_converted_data(out, &r.topic, &r.value, &mut *c.value).map_err(|e| (STAGE_VALUE_CONVERTER, e))?;
+    wire::put_headers(out, &r.headers);
+    Ok(())
+}
+
+/// Appends `d` converted, as nullable bytes: a null without a schema is null bytes for every
+/// converter, so it is not given to one (as the host does not call FROM_CONNECT for nulls alone).
+fn put_converted_data(out: &mut Vec<u8>, topic: &str, d: &Data, conv: &mut dyn Converter) -> Result<()> {
+    let at = out.len();
+    wire::put_u32(out, 0);
+    if !matches!(d, Data::Null) && conv.write_from_connect(topic, d, out)? {
+        let n = out.len() - at - 4;
+        wire::patch_u32(out, at, n as u32);
+    } else {
+        out.truncate(at);
+        wire::put_nullable_bytes(out, None);
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ pub const OP_TO_CONNECT: i32 = 10;
 pub const OP_TRANSFORM: i32 = 11;
 pub const OP_TEST: i32 = 12;
 pub const OP_TRANSFORM_CHAIN: i32 = 13;
+pub const OP_TRANSFORM_CONVERT: i32 = 14;
 
 fn op_name(op: i32) -> &'static str {
     match op {
@@ -39,6 +40,7 @@ fn op_name(op: i32) -> &'static str {
         OP_TRANSFORM => "TRANSFORM",
         OP_TEST => "TEST",
         OP_TRANSFORM_CHAIN => "TRANSFORM_CHAIN",
+        OP_TRANSFORM_CONVERT => "TRANSFORM_CONVERT",
         _ => "UNKNOWN",
     }
 }
@@ -254,9 +256,48 @@ impl Dispatcher {
         desc.insert("plugins".to_string(), Value::Array(m.plugins.iter().map(|p| p.descriptor()).collect()));
         if m.plugins.iter().any(|p| p.kind() == Kind::Transformation) {
             desc.insert("transform_chain".to_string(), Value::Bool(true)); // runs TRANSFORM_CHAIN (chain.rs)
+            if m.plugins.iter().any(|p| p.kind() == Kind::Converter) {
+                desc.insert("transform_convert".to_string(), Value::Bool(true)); // and TRANSFORM_CONVERT
+            }
         }
         let desc = Value::Object(desc).to_json().into_bytes();
         Dispatcher { plugins: m.plugins, by_name, objects: HashMap::new(), next: 0, desc, out: Vec::new() }
+    }
+
+    /// TRANSFORM_CONVERT (sdk/ABI.md §5.9): the two converters named first, then the chain. The
+    /// converters are taken out of the object table for the call, so that the chain's steps and
+    /// both converters can be used at once, and put back whatever happens.
+    fn transform_convert(&mut self, input: &[u8]) -> Result<()> {
+        let mut d = Decoder::new(input);
+        let (kh, vh) = (d.u32("key converter") as i32, d.u32("value converter") as i32);
+        if let Some(e) = d.err() {
+            return Err(Error::new(format!("TRANSFORM_CONVERT: {}", e)));
+        }
+        if kh == vh {
+            return Err(Error::new(format!("TRANSFORM_CONVERT: the key and value converters are one object (handle {})", kh)));
+        }
+        let mut take = |h: i32, what: &str| match self.objects.remove(&h) {
+            Some(Object::Converter { p, conv }) => Ok((p, conv)),
+            other => {
+                if let Some(o) = other {
+                    self.objects.insert(h, o);
+                }
+                Err(Error::new(format!("TRANSFORM_CONVERT: no open converter with handle {} for the {}", h, what)))
+            }
+        };
+        let (kp, mut key) = take(kh, "keys")?;
+        let (vp, mut value) = match take(vh, "values") {
+            Ok(v) => v,
+            Err(e) => {
+                self.objects.insert(kh, Object::Converter { p: kp, conv: key });
+                return Err(e);
+            }
+        };
+        let conv = crate::chain::Converters { key: key.as_mut(), value: value.as_mut() };
+        let res = crate::chain::transform_convert(&mut self.objects, conv, &input[8..], &mut self.out);
+        self.objects.insert(kh, Object::Converter { p: kp, conv: key });
+        self.objects.insert(vh, Object::Converter { p: vp, conv: value });
+        res
     }
 
     /// The descriptor JSON (sdk/ABI.md §3).
@@ -293,6 +334,13 @@ impl Dispatcher {
                 return Err(Error::new(format!("TRANSFORM_CHAIN takes handle 0, got {}", h)));
             }
             crate::chain::transform_chain(&mut self.objects, input, &mut self.out)?;
+            return Ok(&self.out);
+        }
+        if op == OP_TRANSFORM_CONVERT {
+            if h != 0 {
+                return Err(Error::new(format!("TRANSFORM_CONVERT takes handle 0, got {}", h)));
+            }
+            self.transform_convert(input)?;
             return Ok(&self.out);
         }
         if !self.objects.contains_key(&h) {

@@ -480,6 +480,8 @@ impl<'a> Quick<'a> {
 pub const STATUS_RECORD: u8 = 0;
 pub const STATUS_FAILED: u8 = 1;
 pub const STATUS_UNCHANGED: u8 = 2;
+/// TRANSFORM_CONVERT (sdk/ABI.md §5.9): a record with its key and value converted to bytes.
+pub const STATUS_CONVERTED: u8 = 3;
 
 /// Test result statuses (sdk/ABI.md §5.7).
 pub const TEST_NO_MATCH: u8 = 0;
