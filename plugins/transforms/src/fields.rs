@@ -410,6 +410,9 @@ impl Transformation for InsertField {
             _ => unreachable!("checked above"),
         };
         *self.op.get_mut(r) = d;
+        // The members appended are valid JSON of their fields: the payload is as vouched for
+        // as it was (and a key's change leaves the value as it was).
+        keep.vouch_value(keep.value_vouched());
         res.map(|()| Applied::Changed)
     }
 }
@@ -874,6 +877,9 @@ impl Transformation for HoistField {
             _ => return apply_over(self, r),
         };
         *self.op.get_mut(r) = d;
+        // {"field":"<the text, escaped>"} of the struct schema with that one string field (a
+        // key's leaves the value as it was).
+        keep.vouch_value(!self.op.key || keep.value_vouched());
         Ok(Applied::Changed)
     }
 }

@@ -111,11 +111,12 @@ impl Transformation for RegexRouter {
     }
 
     /// Only the topic changes: the rest of the record is not copied.
-    fn apply_mut<'a>(&mut self, r: &mut Record<'a>, _keep: &'a Keep) -> Result<Applied> {
+    fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
         Ok(match self.route(&r.topic) {
             None => Applied::Unchanged,
             Some(t) => {
                 r.topic = Cow::Owned(t);
+                keep.vouch_value(keep.value_vouched());
                 Applied::Changed
             }
         })

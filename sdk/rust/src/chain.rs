@@ -45,6 +45,8 @@ struct Item<'a> {
     input: usize,
     rec: Record<'a>,
     changed: bool,
+    /// Whether the value is vouched for (Keep::value_vouched).
+    vouched: bool,
 }
 
 struct Failure {
@@ -98,7 +100,7 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
     let batch = &input[input.len() - d.remaining()..];
     // Declared before the records, which borrow what the steps keep in it.
     let keep = Keep::new();
-    let mut cur: Vec<Item> = wire::decode_records_into(batch, |input, rec| Item { input, rec, changed: false })?;
+    let mut cur: Vec<Item> = wire::decode_records_into(batch, |input, rec| Item { input, rec, changed: false, vouched: false })?;
     let mut failures: Vec<Failure> = Vec::new();
     // Each step changes the records where they are (Transformation::apply_mut) and marks the ones
     // that leave the chain, which go at the end of the step: no record is moved or copied between
@@ -133,6 +135,7 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
             }
             // Not the transformation's to change, as with TRANSFORM (§5.6).
             let (offset, source_partition, source_offset) = (it.rec.offset, it.rec.source_partition, it.rec.source_offset);
+            keep.begin_step(it.vouched);
             match t.apply_mut(&mut it.rec, &keep) {
                 Err(e) if e.is_retriable() => return Err(e.context(format!("step {}, record {}", si, it.input))),
                 Err(err) => {
@@ -142,6 +145,7 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
                 Ok(Applied::Drop) => gone[i] = true,
                 Ok(Applied::Unchanged) => {}
                 Ok(Applied::Changed) => {
+                    it.vouched = keep.vouched_after_change();
                     it.rec.offset = offset;
                     it.rec.source_partition = source_partition;
                     it.rec.source_offset = source_offset;
@@ -180,7 +184,7 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
             let at = out.len();
             wire::put_u32(out, it.input as u32);
             out.push(wire::STATUS_CONVERTED);
-            if let Err((stage, err)) = put_converted(out, &it.rec, c) {
+            if let Err((stage, err)) = put_converted(out, &it.rec, it.vouched, c) {
                 if err.is_retriable() {
                     return Err(err.context(format!("record {}", it.input)));
                 }
@@ -216,23 +220,29 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
 /// Appends what follows a CONVERTED status (sdk/ABI.md §5.9): the record's topic, partition and
 /// timestamp, its key and value as the converters write them, and its headers. A converter's error
 /// comes back with its stage; what was appended is then the caller's to drop.
-fn put_converted(out: &mut Vec<u8>, r: &Record, c: &mut Converters) -> std::result::Result<(), (u8, Error)> {
+fn put_converted(out: &mut Vec<u8>, r: &Record, vouched: bool, c: &mut Converters) -> std::result::Result<(), (u8, Error)> {
     wire::put_bytes(out, r.topic.as_bytes());
     wire::put_u32(out, r.partition as u32);
     wire::put_i64(out, r.timestamp);
     // Key first, as Kafka converts them: a record whose key fails is not given to the value's.
-    put_converted_data(out, &r.topic, &r.key, &mut *c.key).map_err(|e| (STAGE_KEY_CONVERTER, e))?;
-    put_converted_data(out, &r.topic, &r.value, &mut *c.value).map_err(|e| (STAGE_VALUE_CONVERTER, e))?;
+    put_converted_data(out, &r.topic, &r.key, false, &mut *c.key).map_err(|e| (STAGE_KEY_CONVERTER, e))?;
+    put_converted_data(out, &r.topic, &r.value, vouched, &mut *c.value).map_err(|e| (STAGE_VALUE_CONVERTER, e))?;
     wire::put_headers(out, &r.headers);
     Ok(())
 }
 
 /// Appends `d` converted, as nullable bytes: a null without a schema is null bytes for every
 /// converter, so it is not given to one (as the host does not call FROM_CONNECT for nulls alone).
-fn put_converted_data(out: &mut Vec<u8>, topic: &str, d: &Data, conv: &mut dyn Converter) -> Result<()> {
+/// A value a step of this module vouched for (Keep::value_vouched) goes to the converter as such.
+fn put_converted_data(out: &mut Vec<u8>, topic: &str, d: &Data, vouched: bool, conv: &mut dyn Converter) -> Result<()> {
     let at = out.len();
     wire::put_u32(out, 0);
-    if !matches!(d, Data::Null) && conv.write_from_connect(topic, d, out)? {
+    let written = match d {
+        Data::Null => false,
+        _ if vouched => conv.write_vouched_from_connect(topic, d, out)?,
+        _ => conv.write_from_connect(topic, d, out)?,
+    };
+    if written {
         let n = out.len() - at - 4;
         wire::patch_u32(out, at, n as u32);
     } else {

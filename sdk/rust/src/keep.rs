@@ -68,12 +68,19 @@ pub fn recycle(mut b: Vec<u8>) {
 const RECENT: usize = 4;
 
 /// An append-only store of shared byte strings that lives as long as what borrows from it.
+///
+/// It also carries, from the chain to the step applied to a record and back, whether that record's
+/// value is vouched for (`value_vouched`, `vouch_value`).
 pub struct Keep {
     kept: RefCell<Vec<Rc<[u8]>>>,
     /// The address of the bytes `bytes` kept or found last: the records of a batch mostly ask
     /// for one schema after another, which is then found without a search.
     last: Cell<*const u8>,
     call: u64,
+    /// Whether the value of the record being transformed is vouched for, as the chain knows it.
+    vouched: Cell<bool>,
+    /// What the step said of the value it leaves; None: nothing.
+    said: Cell<Option<bool>>,
 }
 
 /// The `call` of the last Keep made.
@@ -81,7 +88,13 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 
 impl Default for Keep {
     fn default() -> Keep {
-        Keep { kept: RefCell::default(), last: Cell::new(std::ptr::null()), call: CALLS.fetch_add(1, Ordering::Relaxed) + 1 }
+        Keep {
+            kept: RefCell::default(),
+            last: Cell::new(std::ptr::null()),
+            call: CALLS.fetch_add(1, Ordering::Relaxed) + 1,
+            vouched: Cell::new(false),
+            said: Cell::new(None),
+        }
     }
 }
 
@@ -96,6 +109,34 @@ impl Keep {
     /// and a new number tells it that the call it remembered them from is over.
     pub fn call(&self) -> u64 {
         self.call
+    }
+
+    /// Whether the value of the record a step's `apply_mut` is given is vouched for: a `Data::Json`
+    /// whose payload is compact JSON of its schema as the SDK writes it, which JsonConverter would
+    /// write as it is (no field missing, unknown or repeated, every value of its field's type).
+    /// Values a chain is given come from other modules and are not; a step of this module that
+    /// writes such a value says so with `vouch_value`, so that TRANSFORM_CONVERT's converter need
+    /// not check it again (`Converter::write_vouched_from_connect`).
+    pub fn value_vouched(&self) -> bool {
+        self.vouched.get()
+    }
+
+    /// Says, in `apply_mut`, whether the value the step leaves is vouched for (see
+    /// `value_vouched`); a step that changes a record without saying leaves its value unvouched.
+    /// A step that does not touch the value says `vouch_value(keep.value_vouched())`.
+    pub fn vouch_value(&self, vouched: bool) {
+        self.said.set(Some(vouched));
+    }
+
+    /// Starts a step's `apply_mut` on a record whose value is vouched for or not (the chain).
+    pub(crate) fn begin_step(&self, vouched: bool) {
+        self.vouched.set(vouched);
+        self.said.set(None);
+    }
+
+    /// Whether the value a step changed is vouched for: what it said, else not.
+    pub(crate) fn vouched_after_change(&self) -> bool {
+        self.said.get().unwrap_or(false)
     }
 
     /// The bytes of `b`, kept for the lifetime of `self`. The steps hold their schema JSON in an

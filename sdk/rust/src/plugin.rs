@@ -103,6 +103,14 @@ pub trait Converter {
         }
     }
 
+    /// `write_from_connect` of a value that the step of a chain of this module that wrote it
+    /// vouched for (`Keep::value_vouched`: compact JSON of its schema as the SDK writes it), which
+    /// TRANSFORM_CONVERT calls: a converter may then skip checking the payload against its
+    /// schema. The default checks it all the same.
+    fn write_vouched_from_connect(&mut self, topic: &str, value: &Data<'_>, out: &mut Vec<u8>) -> Result<bool> {
+        self.write_from_connect(topic, value, out)
+    }
+
     /// `to_connect` writing the data value (sdk/ABI.md §5.1, as `wire::put_data`) straight to the
     /// end of the result batch `out`, which TO_CONNECT calls. Override it to convert without an
     /// owned `Data` per record; the default calls `to_connect`.
