@@ -1,7 +1,10 @@
-// Package converters holds the converters plugin module, Kafka Connect's standard converters,
-// written in Rust on the Rust SDK (sdk/rust): the crate is Cargo.toml and src/. This Go package has
-// its tests only, which run the built module (build/plugins/converters.wasm) in the worker's
-// plugin host, through the WebAssembly boundary, as the worker does:
+// Package converters holds Kafka Connect's standard converters, written in Rust on the Rust SDK
+// (sdk/rust): the crate is Cargo.toml and src/. They are built into the transforms module
+// (plugins/transforms includes src/lib.rs), so that a task's converters and transform chain are
+// objects of one instance and a source task's records come out of one TRANSFORM_CONVERT call
+// converted (sdk/ABI.md §5.9). This Go package has tests only, which run the built module
+// (build/plugins/transforms.wasm) in the worker's plugin host, through the WebAssembly boundary, as
+// the worker does, and the crate's unit tests natively:
 //
 //   - JsonConverter (org.apache.kafka.connect.json.JsonConverter): schemas.enable (default true)
 //     writes {"schema":...,"payload":...} envelopes and requires exactly those two fields on read;
@@ -18,11 +21,6 @@
 //   - ByteArrayConverter (org.apache.kafka.connect.converters.ByteArrayConverter): bytes pass
 //     through; other values are an error, as in Kafka.
 //
-// Null values are null bytes and back. Build (Debian: rustc libstd-rust-dev-wasm32 lld-14), as make
-// and wasmhost/pluginbuild do, with the flags of plugins/file:
-//
-//	rustc <flags> --crate-type cdylib --crate-name converters \
-//	    --extern wasmconnect=build/rust/libwasmconnect.rlib -o build/plugins/converters.wasm plugins/converters/src/lib.rs
-//
-// or, with Cargo, `cargo build --release --target wasm32-wasi` in this directory.
+// Null values are null bytes and back. Build the transforms module as plugins/transforms/doc.go
+// says; the crate root here builds the unit tests (rustc --test src/lib.rs).
 package converters

@@ -1,6 +1,9 @@
 // Package transforms holds the transforms module, Kafka Connect's standard single message
 // transforms and predicates (org.apache.kafka.connect.transforms), written in Rust on the Rust SDK
-// (sdk/rust): the crate is Cargo.toml and src/. This Go package has its tests only, which run the
+// (sdk/rust): the crate is Cargo.toml and src/. The module carries Kafka's converters too (their
+// sources are plugins/converters, included by src/lib.rs), so that a task's converters share its
+// chain's instance and a source task's chain and converters run in one TRANSFORM_CONVERT call
+// (sdk/ABI.md §5.9; convert_test.go checks it against TRANSFORM_CHAIN then FROM_CONNECT). This Go package has its tests only, which run the
 // built module in the worker's plugin host, through the WebAssembly boundary, as the worker does,
 // and the crate's own unit tests natively:
 //

@@ -1,6 +1,7 @@
 //! The transforms module: Kafka Connect's standard single message transforms and predicates
 //! (org.apache.kafka.connect.transforms) on the wasmconnect Rust SDK (sdk/rust), one WebAssembly
-//! module so that a task's whole chain shares one instance:
+//! module so that a task's whole chain shares one instance, with Kafka's converters (included from
+//! plugins/converters) so that a source task's chain and converters run in one call:
 //!
 //!   Cast, ExtractField, Flatten, HeaderFrom, HoistField, InsertField, MaskField, ReplaceField,
 //!   SetSchemaMetadata, TimestampConverter ($Key and $Value each); DropHeaders, Filter,
