@@ -300,8 +300,8 @@ func TestWorkerHotReload(t *testing.T) {
 	}
 	_, addr := startBroker(t)
 	w := startWorker(t, "worker", addr, map[string]string{"plugin.path": dir})
-	const faulty, insert = "wasmconnect.testing.FaultySource", "org.apache.kafka.connect.transforms.InsertField$Value"
-	if vs := w.pluginVersions(t); vs[faulty] != "1.0.0" || vs[insert] != "" {
+	const faulty, datagen = "wasmconnect.testing.FaultySource", "io.confluent.kafka.connect.datagen.DatagenConnector"
+	if vs := w.pluginVersions(t); vs[faulty] != "1.0.0" || vs[datagen] != "" {
 		t.Fatalf("plugins at start: %v", vs)
 	}
 	w.mustCall(t, 201, "POST", "/connectors", map[string]any{"name": "hot", "config": map[string]string{
@@ -310,8 +310,8 @@ func TestWorkerHotReload(t *testing.T) {
 	w.waitTaskState(t, "hot", "RUNNING", time.Minute)
 
 	start := time.Now()
-	installFile(t, filepath.Join(pluginDir, "transforms.wasm"), filepath.Join(dir, "transforms.wasm"))
-	waitFor(t, 20*time.Second, "InsertField to be listed", func() bool { return w.pluginVersions(t)[insert] != "" })
+	installFile(t, filepath.Join(pluginDir, "datagen.wasm"), filepath.Join(dir, "datagen.wasm"))
+	waitFor(t, 20*time.Second, "DatagenConnector to be listed", func() bool { return w.pluginVersions(t)[datagen] != "" })
 	t.Logf("added module listed after %v", time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
