@@ -181,6 +181,7 @@ func TestFusedChainMatchesStepByStepGenerated(t *testing.T) {
 		{"InsertField$Value", map[string]string{"offset.field": "off", "topic.field": "t"}},
 		{"InsertField$Value", map[string]string{"static.field": "s", "static.value": "v", "partition.field": "p", "timestamp.field": "ts"}},
 		{"InsertField$Value", map[string]string{"topic.field": "t!"}},
+		{"InsertField$Value", map[string]string{"static.field": "origin", "static.value": "bench"}},
 		{"RegexRouter", map[string]string{"regex": "orders-(.*)", "replacement": "o-$1"}},
 		{"RegexRouter", map[string]string{"regex": "(.*)", "replacement": "orders-$1"}},
 		{"RegexRouter", map[string]string{"regex": "o-(.*)", "replacement": "lines"}},

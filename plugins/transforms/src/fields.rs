@@ -301,6 +301,35 @@ impl InsertField {
         Ok(None)
     }
 
+    /// The most common case of a chain, without the general path's checks: a static field and
+    /// value the only fields inserted, into an object payload the record owns (a HoistField
+    /// before wrote it) whose schema is the one the memo of this call's plan is of. Then the
+    /// payload only gets the precomputed member appended and the plan's schema; false: anything
+    /// else, left to the general path.
+    fn append_static_member<'a>(&self, r: &mut Record<'a>, keep: &'a Keep) -> bool {
+        let (member, memo) = match (&self.static_member, &self.memo) {
+            (Some(m), Some(memo)) if !self.slow && !self.nulls.keep => (m, memo),
+            _ => return false,
+        };
+        let (schema, p) = match self.op.get_mut(r) {
+            Data::Json { schema: Cow::Borrowed(s), payload: Cow::Owned(p) } if p.first() == Some(&b'{') && p.last() == Some(&b'}') => (s, p),
+            _ => return false,
+        };
+        if memo.key != (keep.call(), schema.as_ptr() as usize, schema.len()) {
+            return false;
+        }
+        p.pop();
+        if !trim(&p[1..]).is_empty() {
+            p.push(b',');
+        }
+        p.extend_from_slice(member);
+        p.push(b'}');
+        *schema = keep.bytes(&memo.plan.1);
+        // A valid member of its field appended: the payload is as vouched for as it was.
+        keep.vouch_value(keep.value_vouched());
+        true
+    }
+
     fn is_empty(&self) -> bool {
         let s = &self.specs;
         s.topic.is_none() && s.partition.is_none() && s.offset.is_none() && s.ts.is_none() && s.static_f.is_none()
@@ -380,6 +409,9 @@ impl Transformation for InsertField {
     /// fields appended where it is, and its schema is the updated schema in `keep`, shared by the
     /// records that have it; anything else goes through `apply`.
     fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
+        if self.append_static_member(r, keep) {
+            return Ok(Applied::Changed);
+        }
         let owned = matches!(self.op.get(r), Data::Json { payload: Cow::Owned(p), .. } if p.first() == Some(&b'{'));
         if self.slow || !owned || self.is_empty() {
             return apply_over(self, r);

@@ -382,11 +382,14 @@ pub fn decode_records_into<'a, T>(b: &'a [u8], mut f: impl FnMut(usize, Record<'
 struct Quick<'a> {
     buf: &'a [u8],
     off: usize,
+    /// The last record's topic: a batch's records mostly share it, and equal bytes need no
+    /// second UTF-8 check.
+    topic: &'a str,
 }
 
 impl<'a> Quick<'a> {
     fn records<T>(buf: &'a [u8], f: &mut impl FnMut(usize, Record<'a>) -> T) -> Option<Vec<T>> {
-        let mut q = Quick { buf, off: 0 };
+        let mut q = Quick { buf, off: 0, topic: "" };
         let n = q.u32()? as usize;
         if n.saturating_mul(MIN_RECORD_SIZE) > q.buf.len() - q.off {
             return None;
@@ -452,7 +455,11 @@ impl<'a> Quick<'a> {
     }
 
     fn record(&mut self) -> Option<Record<'a>> {
-        let topic = Cow::Borrowed(self.str()?);
+        let t = self.bytes()?;
+        if t != self.topic.as_bytes() {
+            self.topic = std::str::from_utf8(t).ok()?;
+        }
+        let topic = Cow::Borrowed(self.topic);
         let partition = self.u32()? as i32;
         let offset = self.i64()?;
         let timestamp = self.i64()?;
