@@ -1,12 +1,13 @@
 //! JsonConverter: Kafka's org.apache.kafka.connect.json.JsonConverter.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use wasmconnect::config::{get_bool, get_int};
 use wasmconnect::wire::{self, Data, TAG_JSON, TAG_NULL};
 use wasmconnect::words::{self, append_json_string};
-use wasmconnect::{Config, ConfigDef, ConfigType, Converter, Error, Importance, Info, Result};
+use wasmconnect::{Config, ConfigDef, ConfigType, Converter, Error, Importance, Info, Keep, Result};
 
 use super::conform::{self, Options, Work};
 use super::scan::{self, Cursor, Dialect};
@@ -107,6 +108,9 @@ pub struct JsonConverter {
     cache: HashMap<Vec<u8>, Rc<Cached>>,
     /// The schema of the last record: records of a batch mostly share one.
     last: Option<Rc<Cached>>,
+    /// Where `last`'s bytes were in the chain call that asked last (`schema_kept`): Keep::call,
+    /// address and length; (0, 0, 0) when `last` was found otherwise.
+    last_at: (u64, usize, usize),
     replace_null: bool,
     numeric: bool,
     work: Work,
@@ -125,9 +129,26 @@ impl JsonConverter {
         self.schema_cached(raw)
     }
 
+    /// `schema` of bytes a chain's record borrows (from its input or from `keep`), which stay
+    /// where they are and unchanged for the call: the records of a batch that a step gave one
+    /// schema have it at one address, found without comparing its bytes.
+    #[inline(always)]
+    fn schema_kept(&mut self, raw: &[u8], keep: &Keep) -> std::result::Result<Rc<Cached>, String> {
+        let at = (keep.call(), raw.as_ptr() as usize, raw.len());
+        if let Some(c) = &self.last {
+            if self.last_at == at {
+                return Ok(c.clone());
+            }
+        }
+        let c = self.schema(raw)?;
+        self.last_at = at;
+        Ok(c)
+    }
+
     /// `schema` of another schema than the last record's: out of line, as it is rare.
     #[inline(never)]
     fn schema_cached(&mut self, raw: &[u8]) -> std::result::Result<Rc<Cached>, String> {
+        self.last_at = (0, 0, 0);
         if let Some(c) = self.cache.get(raw) {
             self.last = Some(c.clone());
             return Ok(c.clone());
@@ -250,10 +271,14 @@ impl Converter for JsonConverter {
     /// A struct a chain step of this module wrote and vouched for (a hoisted line, say) is valid
     /// and compact: with a plain schema it is written as it is, without the check against its
     /// schema that is most of what converting it costs.
-    fn write_vouched_from_connect(&mut self, topic: &str, value: &Data<'_>, out: &mut Vec<u8>) -> Result<bool> {
+    fn write_vouched_from_connect(&mut self, topic: &str, value: &Data<'_>, keep: &Keep, out: &mut Vec<u8>) -> Result<bool> {
         if let Data::Json { schema, payload } = value {
             if !schema.is_empty() && payload.first() == Some(&b'{') {
-                if let Ok(c) = self.schema(schema) {
+                let c = match schema {
+                    Cow::Borrowed(raw) => self.schema_kept(raw, keep),
+                    Cow::Owned(raw) => self.schema(raw),
+                };
+                if let Ok(c) = c {
                     if c.verbatim {
                         self.open(out, &c.compact);
                         out.extend_from_slice(payload);
@@ -392,6 +417,28 @@ mod tests {
         Data::Json { schema: Cow::Borrowed(schema.as_bytes()), payload: Cow::Borrowed(payload.as_bytes()) }
     }
 
+    /// The schema of a chain's records is found by its address within one call, and parsed
+    /// again when the next call has other bytes there.
+    #[test]
+    fn finds_a_kept_schema_by_address_only_within_its_call() {
+        let mut raw = br#"{"type":"struct","fields":[{"field":"n","type":"int32"}]}"#.to_vec();
+        fn value<'a>(raw: &'a [u8], payload: &'static str) -> Data<'a> {
+            Data::Json { schema: Cow::Borrowed(raw), payload: Cow::Borrowed(payload.as_bytes()) }
+        }
+        let mut c = converter(&[("schemas.enable", "false")]);
+        let (keep, mut out) = (Keep::new(), Vec::new());
+        for _ in 0..2 {
+            out.clear();
+            assert!(c.write_vouched_from_connect("t", &value(&raw, r#"{"n":1}"#), &keep, &mut out).unwrap());
+            assert_eq!(out, br#"{"n":1}"#);
+        }
+        let at = raw.as_ptr();
+        raw.splice(raw.len() - 9..raw.len() - 4, b"bytes".iter().copied());
+        assert_eq!((raw.as_ptr(), &raw[raw.len() - 10..]), (at, &br#""bytes"}]}"#[..]));
+        // Not plain: checked, and 1 is not a bytes value.
+        assert!(c.write_vouched_from_connect("t", &value(&raw, r#"{"n":1}"#), &Keep::new(), &mut out).is_err());
+    }
+
     /// A vouched-for struct of a plain schema is written as it is, unchecked (which is why only a
     /// step of this module may vouch); anything else is checked as ever.
     #[test]
@@ -400,18 +447,18 @@ mod tests {
         let decimal = r#"{"type":"struct","fields":[{"field":"d","type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}}]}"#;
         let mut c = converter(&[("schemas.enable", "false")]);
         let mut out = Vec::new();
-        assert!(c.write_vouched_from_connect("t", &json(plain, r#"{"n":"not checked"}"#), &mut out).unwrap());
+        assert!(c.write_vouched_from_connect("t", &json(plain, r#"{"n":"not checked"}"#), &Keep::new(), &mut out).unwrap());
         assert_eq!(String::from_utf8_lossy(&out), r#"{"n":"not checked"}"#);
         out.clear();
         assert!(c.write_from_connect("t", &json(plain, r#"{"n":"not checked"}"#), &mut out).is_err());
         // A Decimal is rewritten as decimal.format says: checked and written again.
         let mut c = converter(&[("schemas.enable", "false"), ("decimal.format", "NUMERIC")]);
         out.clear();
-        assert!(c.write_vouched_from_connect("t", &json(decimal, r#"{"d":"AQ=="}"#), &mut out).unwrap());
+        assert!(c.write_vouched_from_connect("t", &json(decimal, r#"{"d":"AQ=="}"#), &Keep::new(), &mut out).unwrap());
         assert_eq!(String::from_utf8_lossy(&out), r#"{"d":0.01}"#);
         let mut c = converter(&[]);
         out.clear();
-        assert!(c.write_vouched_from_connect("t", &json(plain, r#"{"n":1}"#), &mut out).unwrap());
+        assert!(c.write_vouched_from_connect("t", &json(plain, r#"{"n":1}"#), &Keep::new(), &mut out).unwrap());
         assert_eq!(String::from_utf8_lossy(&out), r#"{"schema":{"type":"struct","fields":[{"field":"n","type":"int32"}]},"payload":{"n":1}}"#);
     }
 }

@@ -34,11 +34,31 @@ pub fn valid_regex(v: &str) -> std::result::Result<(), String> {
 #[derive(Default)]
 pub struct TopicMemo<T> {
     last: Option<(String, T)>,
+    /// Where `last`'s topic was in the chain call that asked last (`get_kept`): Keep::call, the
+    /// address and the length of the bytes. A batch's records borrow one topic's bytes (the SDK
+    /// decodes a run of equal topics to one string), so the next record's is found by address.
+    at: (u64, usize, usize),
     m: HashMap<String, T>,
 }
 
 impl<T: Clone> TopicMemo<T> {
+    /// `get` of a topic that a chain's record borrows, from its input or from `keep`: those bytes
+    /// stay where they are and unchanged for the call (Keep::call), so the same address and
+    /// length in the same call are the same topic, without comparing it.
+    pub fn get_kept(&mut self, topic: &str, keep: &Keep, compute: impl FnOnce(&str) -> T) -> T {
+        let at = (keep.call(), topic.as_ptr() as usize, topic.len());
+        if let Some((_, v)) = &self.last {
+            if self.at == at {
+                return v.clone();
+            }
+        }
+        let v = self.get(topic, compute);
+        self.at = at;
+        v
+    }
+
     pub fn get(&mut self, topic: &str, compute: impl FnOnce(&str) -> T) -> T {
+        self.at = (0, 0, 0);
         if let Some((t, v)) = &self.last {
             if t == topic {
                 return v.clone();
@@ -76,10 +96,11 @@ impl RegexRouter {
 }
 
 impl RegexRouter {
-    /// The new topic of a record of `topic`, None when it stays.
-    fn route(&mut self, topic: &str) -> Option<String> {
+    /// The new topic of a record of `topic`, None when it stays; `keep` when a chain's record
+    /// borrows `topic` (TopicMemo::get_kept).
+    fn route(&mut self, topic: &str, keep: Option<&Keep>) -> Option<String> {
         let (re, rep) = (self.re.as_ref(), &self.replacement);
-        self.routes.get(topic, |topic| {
+        let compute = |topic: &str| {
             let groups = re?.captures(topic)?;
             let t = regex::expand(rep, topic, &groups);
             if t == topic {
@@ -87,7 +108,11 @@ impl RegexRouter {
             } else {
                 Some(t)
             }
-        })
+        };
+        match keep {
+            Some(keep) => self.routes.get_kept(topic, keep, compute),
+            None => self.routes.get(topic, compute),
+        }
     }
 }
 
@@ -100,7 +125,7 @@ impl Transformation for RegexRouter {
     }
 
     fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
-        Ok(match self.route(&r.topic) {
+        Ok(match self.route(&r.topic, None) {
             None => Outcome::Unchanged,
             Some(t) => {
                 let mut out = r.clone();
@@ -112,7 +137,11 @@ impl Transformation for RegexRouter {
 
     /// Only the topic changes: the rest of the record is not copied.
     fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
-        Ok(match self.route(&r.topic) {
+        let routed = match &r.topic {
+            Cow::Borrowed(t) => self.route(t, Some(keep)),
+            Cow::Owned(t) => self.route(t, None),
+        };
+        Ok(match routed {
             None => Applied::Unchanged,
             Some(t) => {
                 r.topic = Cow::Owned(t);
@@ -168,5 +197,36 @@ impl Transformation for Filter {
 
     fn apply<'a>(&mut self, _r: &Record<'a>) -> Result<Outcome<'a>> {
         Ok(Outcome::Drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_memo_finds_a_kept_topic_by_address_within_one_call() {
+        let mut memo = TopicMemo::default();
+        let mut computed = 0;
+        let mut compute = |t: &str| {
+            computed += 1;
+            t.len()
+        };
+        let input = String::from("orders orders");
+        let (a, b) = (&input[..6], &input[7..]);
+        let keep = Keep::new();
+        assert_eq!(memo.get_kept(a, &keep, &mut compute), 6);
+        assert_eq!(memo.get_kept(a, &keep, &mut compute), 6);
+        // Equal bytes elsewhere are found by comparing them; neither computes again.
+        assert_eq!(memo.get_kept(b, &keep, &mut compute), 6);
+        assert_eq!(computed, 1);
+        // The next call's bytes at the same address may be another topic.
+        let mut reused = String::from("orders");
+        let mut memo = TopicMemo::default();
+        assert_eq!(memo.get_kept(&reused, &keep, |_| 1), 1);
+        let at = reused.as_ptr();
+        reused.replace_range(.., "events");
+        assert_eq!(reused.as_ptr(), at);
+        assert_eq!(memo.get_kept(&reused, &Keep::new(), |_| 2), 2);
     }
 }

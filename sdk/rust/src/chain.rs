@@ -184,7 +184,7 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
             let at = out.len();
             wire::put_u32(out, it.input as u32);
             out.push(wire::STATUS_CONVERTED);
-            if let Err((stage, err)) = put_converted(out, &it.rec, it.vouched, c) {
+            if let Err((stage, err)) = put_converted(out, &it.rec, it.vouched, &keep, c) {
                 if err.is_retriable() {
                     return Err(err.context(format!("record {}", it.input)));
                 }
@@ -220,13 +220,13 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
 /// Appends what follows a CONVERTED status (sdk/ABI.md §5.9): the record's topic, partition and
 /// timestamp, its key and value as the converters write them, and its headers. A converter's error
 /// comes back with its stage; what was appended is then the caller's to drop.
-fn put_converted(out: &mut Vec<u8>, r: &Record, vouched: bool, c: &mut Converters) -> std::result::Result<(), (u8, Error)> {
+fn put_converted(out: &mut Vec<u8>, r: &Record, vouched: bool, keep: &Keep, c: &mut Converters) -> std::result::Result<(), (u8, Error)> {
     wire::put_bytes(out, r.topic.as_bytes());
     wire::put_u32(out, r.partition as u32);
     wire::put_i64(out, r.timestamp);
     // Key first, as Kafka converts them: a record whose key fails is not given to the value's.
-    put_converted_data(out, &r.topic, &r.key, false, &mut *c.key).map_err(|e| (STAGE_KEY_CONVERTER, e))?;
-    put_converted_data(out, &r.topic, &r.value, vouched, &mut *c.value).map_err(|e| (STAGE_VALUE_CONVERTER, e))?;
+    put_converted_data(out, &r.topic, &r.key, false, keep, &mut *c.key).map_err(|e| (STAGE_KEY_CONVERTER, e))?;
+    put_converted_data(out, &r.topic, &r.value, vouched, keep, &mut *c.value).map_err(|e| (STAGE_VALUE_CONVERTER, e))?;
     wire::put_headers(out, &r.headers);
     Ok(())
 }
@@ -234,12 +234,12 @@ fn put_converted(out: &mut Vec<u8>, r: &Record, vouched: bool, c: &mut Converter
 /// Appends `d` converted, as nullable bytes: a null without a schema is null bytes for every
 /// converter, so it is not given to one (as the host does not call FROM_CONNECT for nulls alone).
 /// A value a step of this module vouched for (Keep::value_vouched) goes to the converter as such.
-fn put_converted_data(out: &mut Vec<u8>, topic: &str, d: &Data, vouched: bool, conv: &mut dyn Converter) -> Result<()> {
+fn put_converted_data(out: &mut Vec<u8>, topic: &str, d: &Data, vouched: bool, keep: &Keep, conv: &mut dyn Converter) -> Result<()> {
     let at = out.len();
     wire::put_u32(out, 0);
     let written = match d {
         Data::Null => false,
-        _ if vouched => conv.write_vouched_from_connect(topic, d, out)?,
+        _ if vouched => conv.write_vouched_from_connect(topic, d, keep, out)?,
         _ => conv.write_from_connect(topic, d, out)?,
     };
     if written {

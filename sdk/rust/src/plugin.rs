@@ -106,8 +106,10 @@ pub trait Converter {
     /// `write_from_connect` of a value that the step of a chain of this module that wrote it
     /// vouched for (`Keep::value_vouched`: compact JSON of its schema as the SDK writes it), which
     /// TRANSFORM_CONVERT calls: a converter may then skip checking the payload against its
-    /// schema. The default checks it all the same.
-    fn write_vouched_from_connect(&mut self, topic: &str, value: &Data<'_>, out: &mut Vec<u8>) -> Result<bool> {
+    /// schema. `keep` is the chain call's: bytes the value borrows stay where they are for the
+    /// call, so a converter may remember what it derived from them by address (`Keep::call`).
+    /// The default checks the value all the same.
+    fn write_vouched_from_connect(&mut self, topic: &str, value: &Data<'_>, _keep: &Keep, out: &mut Vec<u8>) -> Result<bool> {
         self.write_from_connect(topic, value, out)
     }
 
