@@ -53,6 +53,11 @@ func wantGroup(group string) bool {
 const (
 	benchRuns  = 3       // each figure is the median of this many runs
 	benchLines = 200_000 // lines of 101 bytes for the throughput rows
+	// steadyLines is the lines of the rows that compare two pipelines by a ratio (transforms, CPU
+	// bound): at 2-3 M records/s a run of benchLines is under 0.1 s, in which the pipeline's
+	// first batches and a shared machine's load swing the ratio from 0.55 to 0.75 for one build,
+	// and the worker's CPU time (in ticks of 10 ms) is 0.05 µs per record coarse.
+	steadyLines = 5 * benchLines
 )
 
 // benchRow is one line of the table: a median and the runs it came from.
@@ -255,6 +260,10 @@ func BenchmarkTable(b *testing.B) {
 		"transforms.route.regex":         "(.*)",
 		"transforms.route.replacement":   "$1",
 	}
+	steady := filepath.Join(files, "steady.txt")
+	if wantGroup("transforms") || wantGroup("CPU bound") {
+		writeBenchFile(b, steady, steadyLines)
+	}
 	if wantGroup("transforms") {
 		// Records/s, and the worker's CPU time per record, which a busy machine disturbs less;
 		// taking turns, so that a load that comes and goes weighs on both alike.
@@ -262,9 +271,9 @@ func BenchmarkTable(b *testing.B) {
 		measure := func(name string, cfg map[string]string, cpus *[]float64) func(i int) float64 {
 			return func(i int) float64 {
 				cpu := w.cpuTime(b)
-				_, flowing := timeSource(b, w, adm, in, fmt.Sprintf("%s-%d", name, i), "org.apache.kafka.connect.json.JsonConverter", benchLines, cfg)
-				*cpus = append(*cpus, perRecordMicros(w.cpuTime(b)-cpu))
-				return perSec(flowing)
+				_, flowing := timeSteadySource(b, w, adm, steady, fmt.Sprintf("%s-%d", name, i), cfg)
+				*cpus = append(*cpus, perRecordMicros(w.cpuTime(b)-cpu, steadyLines))
+				return float64(steadyLines) / flowing.Seconds()
 			}
 		}
 		r := interleaved(measure("src-plain", noSchemas, &plainCPU), measure("src-chain", chain, &chainCPU))
@@ -326,19 +335,14 @@ func BenchmarkTable(b *testing.B) {
 		none := startBenchWorker(b, "worker-nobound", addr, ownGroup("nobound", map[string]string{
 			"plugin.fs.allow": files, "offset.flush.interval.ms": "1000", "plugin.cpu.bound": "none"}))
 		warmUp(b, none, adm, files, "warm-nobound")
-		// Five times the other rows' lines: at ~1 M records/s a run of 200,000 is 0.2 s, which a
-		// shared machine's load swings by 2x; the ratio is what counts here.
-		const lines = 5 * benchLines
-		bigger := filepath.Join(files, "bound.txt")
-		writeBenchFile(b, bigger, lines)
 		var cpu, pause [2][]float64
 		measure := func(k int, w *worker, name string) func(i int) float64 {
 			return func(i int) float64 {
 				before, c := gcPauses(b, w), w.cpuTime(b)
-				_, flowing := timeSource(b, w, adm, bigger, fmt.Sprintf("%s-%d", name, i), "org.apache.kafka.connect.json.JsonConverter", lines, noSchemas)
-				cpu[k] = append(cpu[k], float64((w.cpuTime(b)-c).Nanoseconds())/1000/lines)
+				_, flowing := timeSteadySource(b, w, adm, steady, fmt.Sprintf("%s-%d", name, i), noSchemas)
+				cpu[k] = append(cpu[k], perRecordMicros(w.cpuTime(b)-c, steadyLines))
 				pause[k] = append(pause[k], longestPause(before, gcPauses(b, w)))
-				return float64(lines) / flowing.Seconds()
+				return float64(steadyLines) / flowing.Seconds()
 			}
 		}
 		r := interleaved(measure(0, w, "bound-fuel"), measure(1, none, "bound-none"))
@@ -491,8 +495,19 @@ func goMetricOf(b *testing.B, w *worker, name, labels string) float64 {
 }
 
 // perRecordMicros is a duration per record of a throughput row, in µs.
-func perRecordMicros(d time.Duration) float64 {
-	return float64(d.Microseconds()) / float64(benchLines)
+func perRecordMicros(d time.Duration, records int) float64 {
+	return float64(d.Microseconds()) / float64(records)
+}
+
+// timeSteadySource is timeSource of the steady file (steadyLines lines, JsonConverter) that then
+// deletes the run's topic, whose million records the broker would otherwise keep in memory for
+// the rest of the table.
+func timeSteadySource(b *testing.B, w *worker, adm *kadm.Client, file, name string, cfg map[string]string) (total, flowing time.Duration) {
+	total, flowing = timeSource(b, w, adm, file, name, "org.apache.kafka.connect.json.JsonConverter", steadyLines, cfg)
+	if _, err := adm.DeleteTopics(context.Background(), name); err != nil {
+		b.Fatalf("deleting %s: %v", name, err)
+	}
+	return total, flowing
 }
 
 // cpuTime returns the CPU time (user and system) the worker process has used so far, from
