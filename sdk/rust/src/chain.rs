@@ -209,10 +209,10 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
         wire::put_u32(out, 0);
     }
     // The steps' payloads, for the next call's steps to write into (keep::buffer).
-    for it in cur {
-        let Record { key, value, .. } = it.rec;
-        recycle_data(key);
-        recycle_data(value);
+    // Taken where they are: moving each record out of `cur` would copy all of it.
+    for it in cur.iter_mut() {
+        recycle_data(std::mem::replace(&mut it.rec.key, Data::Null));
+        recycle_data(std::mem::replace(&mut it.rec.value, Data::Null));
     }
     Ok(())
 }
