@@ -73,9 +73,11 @@ const RECENT: usize = 4;
 /// value is vouched for (`value_vouched`, `vouch_value`).
 pub struct Keep {
     kept: RefCell<Vec<Rc<[u8]>>>,
-    /// The address of the bytes `bytes` kept or found last: the records of a batch mostly ask
-    /// for one schema after another, which is then found without a search.
+    /// The addresses of the bytes `bytes` kept or found last and the time before: the records of
+    /// a batch ask for one schema or two in turn (HoistField's, then the InsertField's after
+    /// it), which are then found without a search.
     last: Cell<*const u8>,
+    before: Cell<*const u8>,
     call: u64,
     /// Whether the value of the record being transformed is vouched for, as the chain knows it.
     vouched: Cell<bool>,
@@ -91,6 +93,7 @@ impl Default for Keep {
         Keep {
             kept: RefCell::default(),
             last: Cell::new(std::ptr::null()),
+            before: Cell::new(std::ptr::null()),
             call: CALLS.fetch_add(1, Ordering::Relaxed) + 1,
             vouched: Cell::new(false),
             said: Cell::new(None),
@@ -143,14 +146,16 @@ impl Keep {
     /// `Rc` (connect::Schema::json), so that one already kept is found by address, without
     /// comparing bytes; a batch whose records share a schema keeps it once.
     pub fn bytes(&self, b: &Rc<[u8]>) -> &[u8] {
-        // Only an Rc in `kept` was ever `last`, and `kept` holds it as long as self lives, so an
-        // equal address is that Rc's bytes (even if the caller's copy was dropped since).
-        if self.last.get() != b.as_ptr() || b.is_empty() {
+        // Only an Rc in `kept` was ever `last` or `before`, and `kept` holds it as long as self
+        // lives, so an equal address is that Rc's bytes (even if the caller's copy was dropped).
+        let at = b.as_ptr();
+        if self.last.get() != at && self.before.get() != at || b.is_empty() {
             let mut kept = self.kept.borrow_mut();
             if !kept.iter().rev().take(RECENT).any(|k| Rc::ptr_eq(k, b)) {
                 kept.push(b.clone());
             }
-            self.last.set(b.as_ptr());
+            self.before.set(self.last.get());
+            self.last.set(at);
         }
         let p: *const [u8] = &b[..];
         // SAFETY: the bytes are those of an `Rc` in `kept`, which only grows and is dropped with

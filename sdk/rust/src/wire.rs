@@ -456,7 +456,7 @@ impl<'a> Quick<'a> {
 
     fn record(&mut self) -> Option<Record<'a>> {
         let t = self.bytes()?;
-        if t != self.topic.as_bytes() {
+        if !crate::words::same(t, self.topic.as_bytes()) {
             self.topic = std::str::from_utf8(t).ok()?;
         }
         let topic = Cow::Borrowed(self.topic);
