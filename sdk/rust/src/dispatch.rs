@@ -230,7 +230,8 @@ pub struct Dispatcher {
     by_name: HashMap<&'static str, usize>,
     objects: HashMap<i32, Object>,
     next: i32,
-    desc: Vec<u8>,
+    /// The descriptor JSON, once asked for (`describe`).
+    desc: Option<Vec<u8>>,
     out: Vec<u8>,
 }
 
@@ -251,17 +252,7 @@ impl Dispatcher {
                 by_name.insert(n, i);
             }
         }
-        let mut desc = BTreeMap::new();
-        desc.insert("abi".to_string(), Value::Int(crate::abi::VERSION as i64));
-        desc.insert("plugins".to_string(), Value::Array(m.plugins.iter().map(|p| p.descriptor()).collect()));
-        if m.plugins.iter().any(|p| p.kind() == Kind::Transformation) {
-            desc.insert("transform_chain".to_string(), Value::Bool(true)); // runs TRANSFORM_CHAIN (chain.rs)
-            if m.plugins.iter().any(|p| p.kind() == Kind::Converter) {
-                desc.insert("transform_convert".to_string(), Value::Bool(true)); // and TRANSFORM_CONVERT
-            }
-        }
-        let desc = Value::Object(desc).to_json().into_bytes();
-        Dispatcher { plugins: m.plugins, by_name, objects: HashMap::new(), next: 0, desc, out: Vec::new() }
+        Dispatcher { plugins: m.plugins, by_name, objects: HashMap::new(), next: 0, desc: None, out: Vec::new() }
     }
 
     /// TRANSFORM_CONVERT (sdk/ABI.md §5.9): the two converters named first, then the chain. The
@@ -300,9 +291,24 @@ impl Dispatcher {
         res
     }
 
-    /// The descriptor JSON (sdk/ABI.md §3).
-    pub fn describe(&self) -> &[u8] {
-        &self.desc
+    /// The descriptor JSON (sdk/ABI.md §3), made on the first call: a host reads the descriptor of
+    /// a built-in module from its custom section (§3.1) and never asks an instance for it, and
+    /// the JSON of a large module's plugins (the transforms module has 36, with every config key's
+    /// documentation) would grow each instance's memory by the pages it was built in.
+    pub fn describe(&mut self) -> &[u8] {
+        if self.desc.is_none() {
+            let mut desc = BTreeMap::new();
+            desc.insert("abi".to_string(), Value::Int(crate::abi::VERSION as i64));
+            desc.insert("plugins".to_string(), Value::Array(self.plugins.iter().map(|p| p.descriptor()).collect()));
+            if self.plugins.iter().any(|p| p.kind() == Kind::Transformation) {
+                desc.insert("transform_chain".to_string(), Value::Bool(true)); // runs TRANSFORM_CHAIN (chain.rs)
+                if self.plugins.iter().any(|p| p.kind() == Kind::Converter) {
+                    desc.insert("transform_convert".to_string(), Value::Bool(true)); // and TRANSFORM_CONVERT
+                }
+            }
+            self.desc = Some(Value::Object(desc).to_json().into_bytes());
+        }
+        self.desc.as_deref().expect("set above")
     }
 
     fn lookup(&self, name: &str) -> Result<usize> {
@@ -741,6 +747,9 @@ mod tests {
 
     #[test]
     fn describe_open_poll_close() {
+        let mut d = Dispatcher::new(register);
+        // An instance the host only opens plugins in never builds the descriptor.
+        assert!(call(&mut d, OP_OPEN, 0, br#"{"plugin":"Counter","role":"connector","config":{}}"#).is_ok() && d.desc.is_none());
         let mut d = Dispatcher::new(register);
         let desc = String::from_utf8(d.describe().to_vec()).unwrap();
         assert!(desc.starts_with(r#"{"abi":1,"plugins":[{"class":"com.example.Counter","config":[{"default_value":"1","#), "{}", desc);
