@@ -44,7 +44,7 @@ func TestTransformConvertIsChainThenConverters(t *testing.T) {
 		},
 		// Fails on what is not a struct or map, drops nothing.
 		"ExtractField": {openIn(t, h, s, "ExtractField$Value", wire.KindTransformation, map[string]string{"field": "n"})},
-		"Filter": {openIn(t, h, s, "Filter", wire.KindTransformation, nil)},
+		"Filter":       {openIn(t, h, s, "Filter", wire.KindTransformation, nil)},
 	}
 	converters := map[string][2]*wasmhost.Object{
 		"json keys, schemaless json values": {

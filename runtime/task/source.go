@@ -24,11 +24,11 @@ type SourceConfig struct {
 	Plugin         SourcePlugin
 	KeyConverter   Converter
 	ValueConverter Converter
-	Chain          Chain       // transforms, applied before the converters
+	Chain          Chain // transforms, applied before the converters
 	// Converting, when not nil, runs Chain and then both converters in one plugin call per batch
 	// (their objects share an instance); KeyConverter and ValueConverter are then not called.
 	Converting ConvertingChain
-	Errors         ErrorPolicy // errors.* (a source has no dead letter queue, as in Kafka)
+	Errors     ErrorPolicy // errors.* (a source has no dead letter queue, as in Kafka)
 	// Producer writes the task's records. Build it with ProducerOpts so that a record's explicit
 	// partition is honoured. The task flushes it but does not close it.
 	Producer      *kgo.Client
