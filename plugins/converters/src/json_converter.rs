@@ -134,7 +134,7 @@ impl JsonConverter {
     /// schema have it at one address, found without comparing its bytes.
     #[inline(always)]
     fn schema_kept(&mut self, raw: &[u8], keep: &Keep) -> std::result::Result<Rc<Cached>, String> {
-        let at = (keep.call(), raw.as_ptr() as usize, raw.len());
+        let at = keep.place(raw);
         if let Some(c) = &self.last {
             if self.last_at == at {
                 return Ok(c.clone());

@@ -221,7 +221,7 @@ impl InsertField {
             return Ok(None);
         }
         let key = match (schema, keep) {
-            (Cow::Borrowed(b), Some(k)) => Some((k.call(), b.as_ptr() as usize, b.len())),
+            (Cow::Borrowed(b), Some(k)) => Some(k.place(b)),
             _ => None,
         };
         if let (Some(key), Some(m)) = (key, &self.memo) {
@@ -315,7 +315,7 @@ impl InsertField {
             Data::Json { schema: Cow::Borrowed(s), payload: Cow::Owned(p) } if p.first() == Some(&b'{') && p.last() == Some(&b'}') => (s, p),
             _ => return false,
         };
-        if memo.key != (keep.call(), schema.as_ptr() as usize, schema.len()) {
+        if memo.key != keep.place(schema) {
             return false;
         }
         p.pop();

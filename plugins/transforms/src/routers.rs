@@ -46,7 +46,7 @@ impl<T: Clone> TopicMemo<T> {
     /// stay where they are and unchanged for the call (Keep::call), so the same address and
     /// length in the same call are the same topic, without comparing it.
     pub fn get_kept(&mut self, topic: &str, keep: &Keep, compute: impl FnOnce(&str) -> T) -> T {
-        let at = (keep.call(), topic.as_ptr() as usize, topic.len());
+        let at = keep.place(topic.as_bytes());
         if let Some((_, v)) = &self.last {
             if self.at == at {
                 return v.clone();

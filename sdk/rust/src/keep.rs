@@ -114,6 +114,13 @@ impl Keep {
         self.call
     }
 
+    /// Where `b`, bytes a chain's record borrows, are for this call: `call` with their address
+    /// and length. Two equal places in one call are the same unchanged bytes; no place is
+    /// (0, 0, 0), which a memo can start from.
+    pub fn place(&self, b: &[u8]) -> (u64, usize, usize) {
+        (self.call, b.as_ptr() as usize, b.len())
+    }
+
     /// Whether the value of the record a step's `apply_mut` is given is vouched for: a `Data::Json`
     /// whose payload is compact JSON of its schema as the SDK writes it, which JsonConverter would
     /// write as it is (no field missing, unknown or repeated, every value of its field's type).
