@@ -421,8 +421,8 @@ func (s *StatusStore) applyTask(r *kgo.Record, rest string, value []byte) error 
 	if err != nil {
 		return err
 	}
-	if ok && staleUnassigned(st, cur) {
-		s.logger.Debug("ignoring stale UNASSIGNED task status", "connector", name, "task", task,
+	if ok && staleTaskStatus(st, cur) {
+		s.logger.Debug("ignoring a stale task status", "connector", name, "task", task, "state", st.State,
 			"generation", st.Generation, "worker_id", st.WorkerID,
 			"current_state", cur.State, "current_generation", cur.Generation, "current_worker_id", cur.WorkerID)
 		return nil
@@ -433,6 +433,19 @@ func (s *StatusStore) applyTask(r *kgo.Record, rest string, value []byte) error 
 	s.tasks[name][task] = st
 	s.recordChange(r, name, task, cur, ok, st)
 	return nil
+}
+
+// staleTaskStatus reports whether st, an incoming task status, says less than cur, the one read
+// before it: a stale UNASSIGNED (staleUnassigned), or a FAILED from another worker than the one that
+// reported RUNNING since, in the same generation or an older one. In one generation a task runs on
+// one worker, so that FAILED is about an earlier run of the task, which the group had already
+// moved: a zombie that failed as it lost the task (a worker paused past its session, whose task was
+// fenced by its successor). A FAILED from a newer generation is the task failing where it runs now.
+func staleTaskStatus(st, cur Status) bool {
+	if st.State == StateFailed {
+		return cur.State == StateRunning && cur.WorkerID != st.WorkerID && st.Generation <= cur.Generation
+	}
+	return staleUnassigned(st, cur)
 }
 
 // staleUnassigned reports whether st, an incoming task status, is an UNASSIGNED that says less

@@ -119,6 +119,33 @@ func TestStatusStaleUnassigned(t *testing.T) {
 	}
 }
 
+// TestStatusStaleFailed checks which FAILED task statuses are ignored when read: one from a worker
+// that lost the task to the one whose RUNNING is current, in that generation or an older one (the
+// zombie TestChaos found: paused past its session, it wrote FAILED as its fenced task stopped,
+// then UNASSIGNED, after the new owner's RUNNING); and not a failure where the task runs now.
+func TestStatusStaleFailed(t *testing.T) {
+	e := newEnv(t)
+	s := startStatusStore(t, e)
+	for _, step := range []struct {
+		what string
+		put  Status
+		want string
+	}{
+		{"the new owner's RUNNING", Status{State: StateRunning, WorkerID: "new-owner", Generation: 10}, StateRunning},
+		{"the old owner's FAILED of an older generation", Status{State: StateFailed, WorkerID: "old-owner", Generation: 9}, StateRunning},
+		{"the old owner's UNASSIGNED after it", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 9}, StateRunning},
+		{"the old owner's FAILED of the same generation", Status{State: StateFailed, WorkerID: "old-owner", Generation: 10}, StateRunning},
+		{"the owner's own FAILED", Status{State: StateFailed, WorkerID: "new-owner", Generation: 10}, StateFailed},
+		{"the old owner's RUNNING, having got the task back", Status{State: StateRunning, WorkerID: "old-owner", Generation: 11}, StateRunning},
+		{"another worker's FAILED of a newer generation", Status{State: StateFailed, WorkerID: "new-owner", Generation: 12}, StateFailed},
+	} {
+		must(t, s.PutTask(e.ctx, "c", 0, step.put))
+		if st, _ := s.Task("c", 0); st.State != step.want {
+			t.Fatalf("after %s: task %s, want %s", step.what, st.State, step.want)
+		}
+	}
+}
+
 func TestStatusDeleteAndRestart(t *testing.T) {
 	e := newEnv(t)
 	s := startStatusStore(t, e)

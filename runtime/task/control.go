@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	"github.com/wasmconnect/wasmconnect/runtime/connect"
@@ -74,4 +75,18 @@ func stateReporter(f StateFunc) func(connect.State) {
 			f(st, "")
 		}
 	}
+}
+
+// reportFailed reports err, which ended a task, as its FAILED state, unless the task had been told
+// to stop (ctx done) by then. As with Kafka Connect's WorkerTask, a task that fails after its stop
+// is not failed: its work was taken from it, and a newer instance may run on another worker
+// already. An exactly-once source task fenced by that successor fails its last commit, and the
+// FAILED it wrote would be the last word on a task that runs elsewhere (found by TestChaos: a
+// worker paused past its session stopped its tasks on waking, after the group had moved them).
+func reportFailed(ctx context.Context, log *slog.Logger, report StateFunc, err error) {
+	if ctx.Err() != nil {
+		log.Warn("the task failed while it stopped; not reported as FAILED, a newer instance may run elsewhere", "err", err)
+		return
+	}
+	report(connect.StateFailed, err.Error())
 }

@@ -148,7 +148,7 @@ func (s *Sink) Run(ctx context.Context) error {
 	}
 	cl.Close() // leaves the group, so the remaining tasks take over the partitions at once
 	if err != nil {
-		s.cfg.OnState(connect.StateFailed, err.Error())
+		reportFailed(ctx, s.log, s.cfg.OnState, err)
 	}
 	return err
 }

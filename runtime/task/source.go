@@ -145,7 +145,7 @@ func (s *Source) Run(ctx context.Context) error {
 		err = ferr
 	}
 	if err != nil {
-		s.cfg.OnState(connect.StateFailed, err.Error())
+		reportFailed(ctx, s.log, s.cfg.OnState, err)
 	}
 	return err
 }

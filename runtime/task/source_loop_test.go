@@ -307,6 +307,44 @@ func TestSourceProduceFailureFailsTheTask(t *testing.T) {
 	}
 }
 
+// TestSourceFencedAsItStopsIsNotFailed: an exactly-once task whose transactional id a successor
+// took (another worker runs the task now) is stopped, and its last commit fails. Run returns that
+// error, but the task does not report FAILED: it would be the last word on a task that runs
+// elsewhere (TestChaos found it, as a worker paused past its session stopped its tasks on waking).
+func TestSourceFencedAsItStopsIsNotFailed(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t"))
+	var r *sourceRun
+	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "a1")}}, {}}}
+	plugin.onPoll = func(n int) {
+		if n != 2 {
+			return
+		}
+		// The first poll's transaction is open (the interval is long): a successor fences it, then
+		// the worker stops the task.
+		successor := loopClient(t, c, kgo.TransactionalID("src-0"))
+		if err := successor.BeginTransaction(); err != nil {
+			panic(err)
+		}
+		if err := successor.ProduceSync(context.Background(), &kgo.Record{Topic: "t", Value: []byte("successor")}).FirstErr(); err != nil {
+			panic(err)
+		}
+		r.cancel()
+	}
+	r = startSource(t, c, plugin, func(cfg *SourceConfig) {
+		cfg.Producer = loopClient(t, c, append(ProducerOpts(), kgo.TransactionalID("src-0"))...)
+		cfg.Transactions = &Transactions{Boundary: BoundaryInterval, Interval: time.Hour, OffsetRecords: func(context.Context, string, map[string][]byte) ([]*kgo.Record, error) {
+			return nil, nil
+		}}
+	})
+	err := r.wait(t)
+	if err == nil {
+		t.Fatal("Run returned nil; want the fenced commit's error")
+	}
+	if strings.Contains(r.states.String(), string(connect.StateFailed)) {
+		t.Fatalf("a task fenced as it stopped reported %s (Run: %v)", r.states, err)
+	}
+}
+
 // TestSourceErrorPolicy runs a batch through converters and transforms that fail, under the
 // errors.* settings: errors.tolerance=all skips the records that fail, but their source offsets
 // still count (the source must not read them again); none fails the task naming the stage and the
