@@ -74,8 +74,8 @@ func TestTransformConvertIsChainThenConverters(t *testing.T) {
 					t.Fatal(err)
 				}
 				var got, failures []string
-				for i, r := range res.Records() {
-					got = append(got, convertedLine(res.Inputs()[i], r, res.Keys()[i], res.Values()[i]))
+				for i, r := range res.Converted() {
+					got = append(got, convertedLine(res.Inputs()[i], r))
 				}
 				for _, f := range res.Failed {
 					msg := f.Message
@@ -129,8 +129,7 @@ func chainThenConvert(t *testing.T, fc *wasmhost.Chain, steps int, key, value *w
 			t.Fatal(err)
 		default:
 			r := o.Record
-			r.Key, r.Value = wire.Null(), wire.Null()
-			lines = append(lines, convertedLine(o.Input, r, k, v))
+			lines = append(lines, convertedLine(o.Input, wire.ConvertedRecord{Topic: r.Topic, Partition: r.Partition, Timestamp: r.Timestamp, Key: k, Value: v, Headers: r.Headers}))
 		}
 	}
 	for _, f := range failed {
@@ -141,10 +140,10 @@ func chainThenConvert(t *testing.T, fc *wasmhost.Chain, steps int, key, value *w
 }
 
 // convertedLine renders a converted record for comparisons.
-func convertedLine(input int, r wire.Record, key, value []byte) string {
+func convertedLine(input int, r wire.ConvertedRecord) string {
 	var hs []string
 	for _, h := range r.Headers {
 		hs = append(hs, h.Key+"="+show(h.Value))
 	}
-	return fmt.Sprintf("%d -> %s/%d ts %d headers %v key %q value %q", input, r.Topic, r.Partition, r.Timestamp, hs, key, value)
+	return fmt.Sprintf("%d -> %s/%d ts %d headers %v key %q value %q", input, r.Topic, r.Partition, r.Timestamp, hs, r.Key, r.Value)
 }

@@ -318,8 +318,8 @@ func BenchmarkChain(b *testing.B) {
 		for b.Loop() {
 			var err error
 			buf, err = cc.TransformConvertInto(ctx, batch, encoded, &res, buf)
-			if err != nil || len(res.Failed) > 0 || len(res.Values()) != len(batch) {
-				b.Fatalf("%d outputs, %v, %v", len(res.Values()), res.Failed, err)
+			if err != nil || len(res.Failed) > 0 || len(res.Converted()) != len(batch) {
+				b.Fatalf("%d outputs, %v, %v", len(res.Converted()), res.Failed, err)
 			}
 		}
 		report(b)

@@ -84,8 +84,8 @@ var explicitPartition = context.WithValue(context.Background(), explicitPartitio
 // a converted source record; one without a timestamp gets now. The header values alias r's unless
 // own is set, which a batch whose POLL buffer is reused once it is converted needs: the producer
 // holds its records until they are acknowledged.
-func setKafkaRecord(kr *kgo.Record, r *wire.Record, key, value []byte, now time.Time, own bool) {
-	*kr = kgo.Record{Topic: r.Topic, Key: key, Value: value, Timestamp: now}
+func setKafkaRecord(kr *kgo.Record, r *wire.ConvertedRecord, now time.Time, own bool) {
+	*kr = kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Timestamp: now}
 	if r.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(r.Timestamp)
 	}

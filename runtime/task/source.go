@@ -249,11 +249,10 @@ func (s *Source) transformConvertAndSend(ctx context.Context, polled polledBatch
 	if err := s.reportFailed(ctx, polled.recs, failed); err != nil {
 		return err
 	}
-	recs := mem.chain.Records()
-	mem.bad = reuse(&mem.bad, len(recs)) // the records that failed are not among them
-	mem.keys, mem.values = mem.chain.Keys(), mem.chain.Values()
-	t := transformed{polled: polled.recs, recs: recs, origin: mem.chain.Inputs(), failed: failed, buf: polled.buf}
-	return s.produce.send(ctx, converted{transformed: t, mem: mem, produced: len(recs)})
+	conv := mem.chain.Converted()
+	mem.bad = reuse(&mem.bad, len(conv)) // the records that failed are not among them
+	t := transformed{polled: polled.recs, origin: mem.chain.Inputs(), failed: failed, buf: polled.buf}
+	return s.produce.send(ctx, converted{transformed: t, conv: conv, mem: mem, produced: len(conv)})
 }
 
 // run polls until ctx is done or the task fails, and sends each batch down the pipeline with
@@ -383,6 +382,9 @@ func (t *transformed) originOf(i int) int {
 // converted is a batch after the converters: what goes to the producer.
 type converted struct {
 	transformed
+	// conv are the records when the chain converted them (SourceConfig.Converting); recs is then
+	// empty, and the keys and values of mem are not used.
+	conv     []wire.ConvertedRecord
 	mem      *sendBuffer // what the producer holds until every record is acknowledged
 	produced int         // how many are produced
 }
@@ -567,16 +569,23 @@ func (s *Source) produceBatch(c converted) error {
 	for i, n := 0, 0; n < produced; i++ {
 		// n < produced, not i < len(recs): once the last record is handed over, mem may be
 		// reused at any moment, and nothing of it may be read.
-		r := &recs[i]
 		if mem.bad[i] {
 			continue
+		}
+		var r wire.ConvertedRecord
+		if c.conv != nil {
+			r = c.conv[i]
+		} else {
+			pr := &recs[i]
+			r = wire.ConvertedRecord{Topic: pr.Topic, Partition: pr.Partition, Timestamp: pr.Timestamp,
+				Key: elem(mem.keys, i), Value: elem(mem.values, i), Headers: pr.Headers}
 		}
 		if r.Topic == "" {
 			return fmt.Errorf("task %s failed in TASK_POLL: the plugin returned a record without a topic", s.cfg.ID)
 		}
 		kr := &krs[n]
 		n++
-		setKafkaRecord(kr, r, elem(mem.keys, i), elem(mem.values, i), now, c.buf != nil)
+		setKafkaRecord(kr, &r, now, c.buf != nil)
 		p := promise
 		if s.topics.first(r.Topic) {
 			// As Kafka's recordActiveTopic: a topic is active once a record was written to it. Only

@@ -108,7 +108,7 @@ func TestSubmittedBatchWithoutOffsets(t *testing.T) {
 
 func TestExplicitPartitioner(t *testing.T) {
 	p := explicitOrKeyPartitioner{kgo.StickyKeyPartitioner(nil)}.ForTopic("t")
-	r := kafkaRecord(&wire.Record{Topic: "t", Partition: 2, Timestamp: -1}, nil, []byte("v"))
+	r := kafkaRecord(&wire.ConvertedRecord{Topic: "t", Partition: 2, Timestamp: -1, Value: []byte("v")})
 	if got := p.Partition(r, 4); got != 2 {
 		t.Fatalf("explicit partition 2 went to %d", got)
 	}
@@ -116,17 +116,17 @@ func TestExplicitPartitioner(t *testing.T) {
 		t.Fatal("an explicit partition must not move when it is down")
 	}
 	// Keyed records hash like Java's producer (murmur2): the same key, the same partition.
-	k1 := kafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
-	k2 := kafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, []byte("key"), nil)
+	k1 := kafkaRecord(&wire.ConvertedRecord{Topic: "t", Partition: -1, Timestamp: -1, Key: []byte("key")})
+	k2 := kafkaRecord(&wire.ConvertedRecord{Topic: "t", Partition: -1, Timestamp: -1, Key: []byte("key")})
 	if p.Partition(k1, 8) != p.Partition(k2, 8) {
 		t.Fatal("same key, different partitions")
 	}
 }
 
 func TestHeadersRoundTrip(t *testing.T) {
-	r := kafkaRecord(&wire.Record{Topic: "t", Partition: -1, Timestamp: 1700000000000, Headers: []wire.Header{
+	r := kafkaRecord(&wire.ConvertedRecord{Topic: "t", Partition: -1, Timestamp: 1700000000000, Headers: []wire.Header{
 		{Key: "s", Value: wire.String("text")}, {Key: "n", Value: wire.Null()}, {Key: "b", Value: wire.Bytes([]byte{0xff, 0})},
-	}}, nil, nil)
+	}})
 	if r.Timestamp.UnixMilli() != 1700000000000 {
 		t.Fatalf("timestamp %v", r.Timestamp)
 	}
@@ -154,9 +154,9 @@ func TestProducerBuffersAtMostKafkasBufferMemory(t *testing.T) {
 
 // kafkaRecord is setKafkaRecord into a new record, with the headers aliasing r's; one without a
 // timestamp gets the zero time, which the producer replaces with its own.
-func kafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
+func kafkaRecord(r *wire.ConvertedRecord) *kgo.Record {
 	kr := &kgo.Record{}
-	setKafkaRecord(kr, r, key, value, time.Time{}, false)
+	setKafkaRecord(kr, r, time.Time{}, false)
 	return kr
 }
 
@@ -165,13 +165,13 @@ func kafkaRecord(r *wire.Record, key, value []byte) *kgo.Record {
 func TestKafkaRecordTimestamps(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
 	var kr kgo.Record
-	setKafkaRecord(&kr, &wire.Record{Topic: "t", Partition: -1, Timestamp: -1}, nil, nil, now, false)
+	setKafkaRecord(&kr, &wire.ConvertedRecord{Topic: "t", Partition: -1, Timestamp: -1}, now, false)
 	if !kr.Timestamp.Equal(now) {
 		t.Fatalf("a record without a timestamp got %v, want the batch's %v", kr.Timestamp, now)
 	}
 	// A record reused from an acknowledged batch keeps nothing of it.
 	kr.Offset, kr.ProducerID, kr.Headers, kr.Context = 7, 3, []kgo.RecordHeader{{Key: "old"}}, explicitPartition
-	setKafkaRecord(&kr, &wire.Record{Topic: "t", Partition: -1, Timestamp: 42}, nil, nil, now, false)
+	setKafkaRecord(&kr, &wire.ConvertedRecord{Topic: "t", Partition: -1, Timestamp: 42}, now, false)
 	if kr.Timestamp.UnixMilli() != 42 {
 		t.Fatalf("a record's own timestamp became %v", kr.Timestamp)
 	}
@@ -183,9 +183,9 @@ func TestKafkaRecordTimestamps(t *testing.T) {
 // A batch whose POLL buffer is reused must not leave the producer with header values in it.
 func TestOwnedHeadersDoNotAliasThePollBuffer(t *testing.T) {
 	buf := []byte("value")
-	r := &wire.Record{Topic: "t", Partition: -1, Timestamp: -1, Headers: []wire.Header{{Key: "h", Value: wire.Bytes(buf)}, {Key: "n", Value: wire.Null()}}}
+	r := &wire.ConvertedRecord{Topic: "t", Partition: -1, Timestamp: -1, Headers: []wire.Header{{Key: "h", Value: wire.Bytes(buf)}, {Key: "n", Value: wire.Null()}}}
 	var kr kgo.Record
-	setKafkaRecord(&kr, r, nil, nil, time.Now(), true)
+	setKafkaRecord(&kr, r, time.Now(), true)
 	copy(buf, "XXXXX")
 	if got := string(kr.Headers[0].Value); got != "value" {
 		t.Fatalf("header value changed with the POLL buffer: %q", got)

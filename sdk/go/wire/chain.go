@@ -100,9 +100,22 @@ func (r *ChainResult) Decode(b []byte, inputs []Record, steps int) error {
 	return r.decode(b, inputs, "chain result", false, r.failure(steps))
 }
 
+// ConvertedRecord is a record of a TRANSFORM_CONVERT result (sdk/ABI.md §5.9): what a producer
+// sends, and nothing of the input it came from (ChainResult.Inputs says which that is). A source
+// task decodes one per record it produces: filling a Record (224 bytes, with the input's offsets
+// copied in) cost it more than the decoding itself. Key and Value are the serialised key and
+// value, nil for a Kafka null; the byte fields alias the decoded buffer.
+type ConvertedRecord struct {
+	Topic      string
+	Partition  int32 // -1: the producer's partitioner chooses
+	Timestamp  int64 // -1: none
+	Key, Value []byte
+	Headers    []Header
+}
+
 // DecodeConverted decodes b, the result of TRANSFORM_CONVERT (sdk/ABI.md §5.9) for the batch
-// inputs of a chain of steps steps, into r, reusing r's slices. Records then have null keys and
-// values: their serialised forms are Keys and Values.
+// inputs of a chain of steps steps, into r, reusing r's slices: the records that came out are
+// Converted.
 func (r *ChainResult) DecodeConverted(b []byte, inputs []Record, steps int) error {
 	clear(r.Failed)
 	r.Failed = r.Failed[:0]
@@ -110,10 +123,9 @@ func (r *ChainResult) DecodeConverted(b []byte, inputs []Record, steps int) erro
 	return r.decode(b, inputs, "transform and convert result", false, r.failure(steps))
 }
 
-// Keys and Values are, after DecodeConverted, the serialised key and value of each record of
-// Records (nil: a Kafka null). They alias the decoded buffer.
-func (r *ChainResult) Keys() [][]byte   { return r.keys }
-func (r *ChainResult) Values() [][]byte { return r.values }
+// Converted are, after DecodeConverted, the records that came out, in input order (Records is
+// then empty).
+func (r *ChainResult) Converted() []ConvertedRecord { return r.conv }
 
 // failure decodes a failed entry of a chain result: a step's predicate or transformation, or with
 // a converting result a converter, which names the step after the last.
@@ -139,9 +151,7 @@ func (r *ChainResult) failure(steps int) func(d *Decoder, entry, in int) error {
 // for reuse does not keep a batch's records reachable.
 func (r *ChainResult) Reset() {
 	clear(r.recs[:cap(r.recs)])
-	clear(r.keys[:cap(r.keys)])
-	clear(r.values[:cap(r.values)])
+	clear(r.conv[:cap(r.conv)])
 	clear(r.Failed)
-	r.recs, r.inputs, r.unchanged, r.Failed = r.recs[:0], r.inputs[:0], r.unchanged[:0], r.Failed[:0]
-	r.keys, r.values = r.keys[:0], r.values[:0]
+	r.recs, r.conv, r.inputs, r.unchanged, r.Failed = r.recs[:0], r.conv[:0], r.inputs[:0], r.unchanged[:0], r.Failed[:0]
 }

@@ -122,10 +122,10 @@ type transformEntries struct {
 	unchanged []bool // with keepUnchanged: whether recs[i] is its input passed through
 	// keepUnchanged makes decode fill unchanged, which only TransformedRecord reports.
 	keepUnchanged bool
-	// converted makes decode take CONVERTED entries, and only those, for records: the keys and
-	// values of recs (TRANSFORM_CONVERT); nil key or value bytes are Kafka nulls.
-	converted    bool
-	keys, values [][]byte
+	// converted makes decode take CONVERTED entries, and only those, into conv instead of recs
+	// (TRANSFORM_CONVERT).
+	converted bool
+	conv      []ConvertedRecord
 }
 
 // transformed returns the entries as TransformedRecords (nil for a result without entries).
@@ -149,9 +149,11 @@ func (e *transformEntries) transformed() []TransformedRecord {
 func (e *transformEntries) decode(b []byte, inputs []Record, what string, failedAlone bool, failure func(d *Decoder, entry, input int) error) error {
 	d := NewDecoder(b)
 	n := d.count(what, 5)
-	e.recs, e.inputs = resize(e.recs, n), resize(e.inputs, n)
+	e.inputs = resize(e.inputs, n)
 	if e.converted {
-		e.keys, e.values = resize(e.keys, n), resize(e.values, n)
+		e.conv = resize(e.conv, n)
+	} else {
+		e.recs = resize(e.recs, n)
 	}
 	if e.keepUnchanged {
 		e.unchanged = resize(e.unchanged, n)
@@ -185,10 +187,7 @@ func (e *transformEntries) decode(b []byte, inputs []Record, what string, failed
 		}
 		switch st {
 		case StatusConverted:
-			r := &e.recs[k]
-			d.convertedRecord(r, &e.keys[k], &e.values[k])
-			src := &inputs[in]
-			r.Offset, r.SourcePartition, r.SourceOffset = src.Offset, src.SourcePartition, src.SourceOffset
+			d.Converted(&e.conv[k])
 		case StatusRecord:
 			r := &e.recs[k]
 			d.Record(r)
@@ -215,12 +214,13 @@ func (e *transformEntries) decode(b []byte, inputs []Record, what string, failed
 	}
 	// The failed entries' slots stay unused; clear them, so that a reused array does not keep
 	// the records of an earlier batch reachable.
-	clear(e.recs[k:])
-	e.recs, e.inputs = e.recs[:k], e.inputs[:k]
+	e.inputs = e.inputs[:k]
 	if e.converted {
-		clear(e.keys[k:])
-		clear(e.values[k:])
-		e.keys, e.values = e.keys[:k], e.values[:k]
+		clear(e.conv[k:])
+		e.conv = e.conv[:k]
+	} else {
+		clear(e.recs[k:])
+		e.recs = e.recs[:k]
 	}
 	if e.keepUnchanged {
 		e.unchanged = e.unchanged[:k]
