@@ -350,7 +350,10 @@ func (m *Member) idle(ctx context.Context) (plan, error) {
 		select {
 		case <-ctx.Done():
 		case <-m.wake:
-			why, fatal := m.takeDemand()
+			why, forgotten, fatal := m.takeDemand()
+			if forgotten {
+				m.forgotten(ctx)
+			}
 			p, err, done = plan{rejoin: why != "", why: why}, fatal, why != "" || fatal != nil
 		case <-sched:
 			m.scheduled = time.Time{}
@@ -448,30 +451,42 @@ func (m *Member) zombie(ctx context.Context) bool {
 }
 
 // takeDemand returns why the loop must rejoin (a Rejoin call or a heartbeat's answer), and
-// applies what a heartbeat's error implies for the member id and generation.
-func (m *Member) takeDemand() (string, error) {
+// applies what a heartbeat's error implies for the member id and generation; forgotten says that
+// the coordinator no longer knows this member (UNKNOWN_MEMBER_ID).
+func (m *Member) takeDemand() (why string, forgotten bool, fatal error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.hbFatal != nil {
-		return "", m.hbFatal
+		return "", false, m.hbFatal
 	}
 	if m.rejoinWhy != "" {
 		why := m.rejoinWhy
 		m.rejoinWhy = ""
-		return why, nil
+		return why, false, nil
 	}
 	demand := m.hbDemand
 	m.hbDemand = nil
 	if demand == nil || !m.stable || m.hbGen != m.generation {
-		return "", nil
+		return "", false, nil
 	}
 	switch {
 	case errors.Is(demand, kerr.UnknownMemberID):
 		m.memberID, m.generation = "", -1
+		forgotten = true
 	case errors.Is(demand, kerr.IllegalGeneration), errors.Is(demand, kerr.FencedInstanceID):
 		m.generation = -1
 	}
-	return "heartbeat: " + demand.Error(), nil
+	return "heartbeat: " + demand.Error(), forgotten, nil
+}
+
+// forgotten stops all work when the coordinator answers that it does not know this member: it
+// dropped the member (a session that expired, or a coordinator that lost the group's state, as
+// the embedded broker does when it restarts), and a rebalance without it may already have given
+// its work to others. Keeping the work until the next assignment, as a member still in the group
+// does, would run it twice until then (found by TestChaos: after a broker restart, a worker that
+// rejoined first led a group of one and took every task).
+func (m *Member) forgotten(ctx context.Context) {
+	m.revokeAll(ctx, "the group coordinator no longer knows this member")
 }
 
 // heartbeatLoop heartbeats every HeartbeatInterval whenever the member has a generation,
@@ -571,6 +586,7 @@ func (m *Member) groupError(ctx context.Context, api string, err error) (plan, e
 	switch {
 	case errors.Is(err, kerr.UnknownMemberID):
 		m.setSession("", -1)
+		m.forgotten(ctx)
 		return plan{rejoin: true, why: api + ": unknown member id"}, nil
 	case errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
 		m.setSession(m.memberIDNow(), -1)

@@ -546,6 +546,45 @@ func TestMemberRevokesWorkWhenCoordinatorUnreachable(t *testing.T) {
 	waitFor(t, testMaxDelay+10*time.Second, "b back", func() error { return tc.balanced(a, b) })
 }
 
+// TestMemberForgottenByTheCoordinatorStopsItsWork: a heartbeat answered UNKNOWN_MEMBER_ID (the
+// coordinator dropped the member, or lost the group's state in a restart) makes the member stop
+// everything it runs before it rejoins, as a rebalance without it may have handed its work out.
+func TestMemberForgottenByTheCoordinatorStopsItsWork(t *testing.T) {
+	t.Parallel()
+	tc := newTestCluster(t, sixByThree())
+	a, b := tc.startTwo()
+	owned, _, _ := b.w.snapshot()
+	if owned.Empty() {
+		t.Fatal("b runs nothing")
+	}
+	victim := b.m.State().MemberID
+	var once sync.Once
+	tc.fake.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		tc.fake.KeepControl()
+		if req.(*kmsg.HeartbeatRequest).MemberID != victim {
+			return nil, nil, false
+		}
+		var resp kmsg.Response
+		once.Do(func() {
+			r := req.ResponseKind().(*kmsg.HeartbeatResponse)
+			r.ErrorCode = kerr.UnknownMemberID.Code
+			resp = r
+		})
+		return resp, nil, resp != nil
+	})
+	waitFor(t, 5*testHeartbeat+2*time.Second, "b stops all its work", func() error {
+		b.w.mu.Lock()
+		defer b.w.mu.Unlock()
+		for _, r := range b.w.revokes {
+			if setOf(owned).minus(setOf(r)).alloc().Empty() {
+				return nil
+			}
+		}
+		return fmt.Errorf("b revoked %v of %v", b.w.revokes, owned)
+	})
+	waitFor(t, testMaxDelay+10*time.Second, "a and b share the work again", func() error { return tc.balanced(a, b) })
+}
+
 func TestMemberEagerGroup(t *testing.T) {
 	t.Parallel()
 	tc := newTestCluster(t, sixByThree())
