@@ -110,8 +110,9 @@ pub struct InsertField {
     static_value: Value,
     /// A set static.value as JSON, which does not depend on the record.
     static_json: Option<Vec<u8>>,
-    /// With a static field and value the only fields inserted: the member the fast path appends
-    /// to every payload, "field":"value", written once.
+    /// With a static field and value the only fields inserted: what the fast path puts in place
+    /// of every payload's closing brace, `,"field":"value"}`, written once (without its comma
+    /// into an empty object). One copy per record: a guest pays a call for each push.
     static_member: Option<Vec<u8>>,
     cache: SchemaCache,
     /// The fast path's plan of the last schema a chain call's records borrowed.
@@ -246,11 +247,7 @@ impl InsertField {
     /// (`empty`: without members), and closes it.
     fn append_fields(&self, out: &mut Vec<u8>, empty: bool, us: &Schema, fields: usize, r: &Record, partition: &Value, timestamp: &Value) -> Result<()> {
         if let Some(m) = &self.static_member {
-            if !empty {
-                out.push(b',');
-            }
-            out.extend_from_slice(m);
-            out.push(b'}');
+            out.extend_from_slice(if empty { &m[1..] } else { m });
             return Ok(());
         }
         let mut i = 0;
@@ -319,11 +316,8 @@ impl InsertField {
             return false;
         }
         p.pop();
-        if !trim(&p[1..]).is_empty() {
-            p.push(b',');
-        }
-        p.extend_from_slice(member);
-        p.push(b'}');
+        let empty = p[1..].iter().all(|&c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+        p.extend_from_slice(if empty { &member[1..] } else { member });
         *schema = keep.bytes(&memo.plan.1);
         // A valid member of its field appended: the payload is as vouched for as it was.
         keep.vouch_value(keep.value_vouched());
@@ -368,7 +362,7 @@ impl Transformation for InsertField {
         let s = &self.specs;
         let only_static = s.topic.is_none() && s.partition.is_none() && s.offset.is_none() && s.ts.is_none();
         self.static_member = match (&s.static_f, &self.static_json) {
-            (Some(spec), Some(json)) if only_static => Some([&spec.member[..], json].concat()),
+            (Some(spec), Some(json)) if only_static => Some([&b","[..], &spec.member[..], json, b"}"].concat()),
             _ => None,
         };
         Ok(()) // like Kafka's, an InsertField without fields inserts nothing

@@ -22,7 +22,8 @@ struct Spares {
 }
 
 thread_local! {
-    static SPARES: RefCell<Spares> = RefCell::new(Spares { bufs: Vec::new(), bytes: 0 });
+    // A const initializer: no lazy-initialization check on each access, which is two per record.
+    static SPARES: RefCell<Spares> = const { RefCell::new(Spares { bufs: Vec::new(), bytes: 0 }) };
 }
 
 /// The most bytes of spare buffers held, and the largest buffer held: a batch of a few thousand
