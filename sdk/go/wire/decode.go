@@ -154,6 +154,17 @@ func (d *Decoder) Record(r *Record) {
 	}
 }
 
+// entryHead reads the input and status that start an entry of a transform result with one bounds
+// check; false (and nothing read) if fewer than 5 bytes are left, for the checked reads to say so.
+func (d *Decoder) entryHead() (int, TransformStatus, bool) {
+	b := d.buf[d.off:]
+	if d.err != nil || len(b) < 5 {
+		return 0, 0, false
+	}
+	d.off += 5
+	return int(binary.LittleEndian.Uint32(b)), TransformStatus(b[4]), true
+}
+
 // Converted reads what follows a CONVERTED entry of a TRANSFORM_CONVERT result (sdk/ABI.md §5.9)
 // into c. Byte fields alias the input.
 func (d *Decoder) Converted(c *ConvertedRecord) {

@@ -166,8 +166,10 @@ func (e *transformEntries) decode(b []byte, inputs []Record, what string, failed
 	// The names of the fields, for errors, made once rather than once per entry.
 	inputWhat, statusWhat := what+" input", what+" status"
 	for i := 0; i < n && d.Err() == nil; i++ {
-		in := int(d.U32(inputWhat))
-		st := TransformStatus(d.U8(statusWhat))
+		in, st, ok := d.entryHead()
+		if !ok {
+			in, st = int(d.U32(inputWhat)), TransformStatus(d.U8(statusWhat))
+		}
 		if d.Err() != nil {
 			break
 		}
