@@ -164,7 +164,12 @@ func (s *Source) flushAndCommit(ctx context.Context, failed bool) error {
 	if err := s.cfg.Producer.Flush(ctx); err != nil {
 		return fmt.Errorf("flushing records on stop: %w", err)
 	}
-	return s.commitOffsets(ctx)
+	if err := s.commitOffsets(ctx); err != nil {
+		return err
+	}
+	// A record the broker rejected during the flush: its offsets were not committed (the next
+	// run writes it again), and the stop says why rather than ending as if all were written.
+	return s.failure()
 }
 
 // closeStages waits until the stages have handled every batch sent to them and ends them.

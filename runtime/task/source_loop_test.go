@@ -307,6 +307,50 @@ func TestSourceProduceFailureFailsTheTask(t *testing.T) {
 	}
 }
 
+// TestSourceRecordRejectedAsItStops: a record the broker rejects while a stopped task flushes is
+// the stop's error (not a silent end), its offset is not committed, and the task is not FAILED.
+func TestSourceRecordRejectedAsItStops(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t", "rejected"))
+	ids := topicIDs(c, "rejected")
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.ProduceRequest)
+		if !producesTo(req, "rejected", ids) {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewProduceResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.InvalidRecord.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	var r *sourceRun
+	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "a1"), sourceRec("rejected", "b", 1, "b1")}}}}
+	plugin.onPoll = func(n int) {
+		if n == 1 {
+			r.cancel() // stopped while this POLL's records are on their way
+		}
+	}
+	r = startSource(t, c, plugin, func(cfg *SourceConfig) { cfg.FlushInterval = time.Hour })
+	err := r.wait(t)
+	if err == nil || !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("Run returned %v, want the rejected record's error", err)
+	}
+	if got := r.offsets.of("b"); got != "" {
+		t.Fatalf("the rejected record's offset was committed: %q", got)
+	}
+	if strings.Contains(r.states.String(), string(connect.StateFailed)) {
+		t.Fatalf("a task whose record failed as it stopped reported %s", r.states)
+	}
+}
+
 // TestSourceFencedAsItStopsIsNotFailed: an exactly-once task whose transactional id a successor
 // took (another worker runs the task now) is stopped, and its last commit fails. Run returns that
 // error, but the task does not report FAILED: it would be the last word on a task that runs
@@ -319,8 +363,11 @@ func TestSourceFencedAsItStopsIsNotFailed(t *testing.T) {
 		if n != 2 {
 			return
 		}
-		// The first poll's transaction is open (the interval is long): a successor fences it, then
-		// the worker stops the task.
+		// The first poll's transaction is open (the interval is long) once its record is in the
+		// topic: a successor fences it, then the worker stops the task.
+		if err := endOffsetAtLeast(c, "t", 1); err != nil {
+			panic(err)
+		}
 		successor := loopClient(t, c, kgo.TransactionalID("src-0"))
 		if err := successor.BeginTransaction(); err != nil {
 			panic(err)
