@@ -156,7 +156,8 @@ test-unit:
 # package's testdata/fuzz/, where it runs with the unit tests from then on. Longer, one target:
 #   go test -run '^$$' -fuzz FuzzConfigRecords -fuzztime 10m ./runtime/store/
 FUZZTIME ?= 20000x
-FUZZ := ./sdk/go/wire:FuzzDecodeRecords ./sdk/go/wire:FuzzRecordFastMatchesSlow ./sdk/go/wire:FuzzDecodeBatches \
+FUZZ := ./sdk/go/wire:FuzzDecodeRecords ./sdk/go/wire:FuzzRecordFastMatchesSlow ./sdk/go/wire:FuzzConvertedFastMatchesSlow \
+	./sdk/go/wire:FuzzDecodeBatches \
 	./sdk/go/wire:FuzzDecodeTransformResult ./sdk/go/wire:FuzzDecodeTestResult \
 	./sdk/go/connect:FuzzDecode ./runtime/cluster:FuzzMemberMetadata ./runtime/cluster:FuzzMemberAssignment \
 	./wasmhost/internal/fuel:FuzzInstrument:2000x ./runtime/store:FuzzConfigRecords ./runtime/store:FuzzStatusRecords \

@@ -94,24 +94,20 @@ func TestStatusPutSafe(t *testing.T) {
 	}
 }
 
-// TestStatusStaleUnassigned checks which UNASSIGNED task statuses are ignored when read: KAFKA-12525's
-// (another worker, same generation as the RUNNING one), one from a worker that was paused while its
-// task moved and comes back in a newer generation, and not the current owner's own.
-func TestStatusStaleUnassigned(t *testing.T) {
+// statusStep is a task status written, and the state the store shows for the task after it.
+type statusStep struct {
+	what string
+	put  Status
+	want string
+}
+
+// putTaskStatuses writes each step's status for one task of a new store, in order, and checks
+// what the store shows after each.
+func putTaskStatuses(t *testing.T, steps []statusStep) {
+	t.Helper()
 	e := newEnv(t)
 	s := startStatusStore(t, e)
-	for _, step := range []struct {
-		what string
-		put  Status
-		want string
-	}{
-		{"the new owner's RUNNING", Status{State: StateRunning, WorkerID: "new-owner", Generation: 6}, StateRunning},
-		{"KAFKA-12525: the old owner's UNASSIGNED of the same generation", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 6}, StateRunning},
-		{"a paused old owner's UNASSIGNED of a newer generation", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 8}, StateRunning},
-		{"the owner's UNASSIGNED of the generation it reported RUNNING in", Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 6}, StateRunning},
-		{"the owner's own UNASSIGNED of a newer generation", Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 7}, StateUnassigned},
-		{"RUNNING after UNASSIGNED", Status{State: StateRunning, WorkerID: "old-owner", Generation: 9}, StateRunning},
-	} {
+	for _, step := range steps {
 		must(t, s.PutTask(e.ctx, "c", 0, step.put))
 		if st, _ := s.Task("c", 0); st.State != step.want {
 			t.Fatalf("after %s: task %s, want %s", step.what, st.State, step.want)
@@ -119,18 +115,26 @@ func TestStatusStaleUnassigned(t *testing.T) {
 	}
 }
 
+// TestStatusStaleUnassigned checks which UNASSIGNED task statuses are ignored when read: KAFKA-12525's
+// (another worker, same generation as the RUNNING one), one from a worker that was paused while its
+// task moved and comes back in a newer generation, and not the current owner's own.
+func TestStatusStaleUnassigned(t *testing.T) {
+	putTaskStatuses(t, []statusStep{
+		{"the new owner's RUNNING", Status{State: StateRunning, WorkerID: "new-owner", Generation: 6}, StateRunning},
+		{"KAFKA-12525: the old owner's UNASSIGNED of the same generation", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 6}, StateRunning},
+		{"a paused old owner's UNASSIGNED of a newer generation", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 8}, StateRunning},
+		{"the owner's UNASSIGNED of the generation it reported RUNNING in", Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 6}, StateRunning},
+		{"the owner's own UNASSIGNED of a newer generation", Status{State: StateUnassigned, WorkerID: "new-owner", Generation: 7}, StateUnassigned},
+		{"RUNNING after UNASSIGNED", Status{State: StateRunning, WorkerID: "old-owner", Generation: 9}, StateRunning},
+	})
+}
+
 // TestStatusStaleFailed checks which FAILED task statuses are ignored when read: one from a worker
 // that lost the task to the one whose RUNNING is current, in that generation or an older one (the
 // zombie TestChaos found: paused past its session, it wrote FAILED as its fenced task stopped,
 // then UNASSIGNED, after the new owner's RUNNING); and not a failure where the task runs now.
 func TestStatusStaleFailed(t *testing.T) {
-	e := newEnv(t)
-	s := startStatusStore(t, e)
-	for _, step := range []struct {
-		what string
-		put  Status
-		want string
-	}{
+	putTaskStatuses(t, []statusStep{
 		{"the new owner's RUNNING", Status{State: StateRunning, WorkerID: "new-owner", Generation: 10}, StateRunning},
 		{"the old owner's FAILED of an older generation", Status{State: StateFailed, WorkerID: "old-owner", Generation: 9}, StateRunning},
 		{"the old owner's UNASSIGNED after it", Status{State: StateUnassigned, WorkerID: "old-owner", Generation: 9}, StateRunning},
@@ -138,12 +142,7 @@ func TestStatusStaleFailed(t *testing.T) {
 		{"the owner's own FAILED", Status{State: StateFailed, WorkerID: "new-owner", Generation: 10}, StateFailed},
 		{"the old owner's RUNNING, having got the task back", Status{State: StateRunning, WorkerID: "old-owner", Generation: 11}, StateRunning},
 		{"another worker's FAILED of a newer generation", Status{State: StateFailed, WorkerID: "new-owner", Generation: 12}, StateFailed},
-	} {
-		must(t, s.PutTask(e.ctx, "c", 0, step.put))
-		if st, _ := s.Task("c", 0); st.State != step.want {
-			t.Fatalf("after %s: task %s, want %s", step.what, st.State, step.want)
-		}
-	}
+	})
 }
 
 func TestStatusDeleteAndRestart(t *testing.T) {

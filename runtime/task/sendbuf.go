@@ -20,7 +20,7 @@ type sendBuffer struct {
 	keyBytes, valBytes []byte
 	krs                []kgo.Record
 	// A chain that converts (SourceConfig.Converting): its result, copied into converted, which
-	// the records, keys and values alias.
+	// its records (ChainResult.Converted) alias; keys and values are not used then.
 	chain     wire.ChainResult
 	converted []byte
 }

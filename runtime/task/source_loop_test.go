@@ -258,15 +258,13 @@ func TestSourceFailsOnNonRetriablePollError(t *testing.T) {
 	}
 }
 
-// TestSourceProduceFailureFailsTheTask has the broker reject a batch for good: the task fails in
-// KAFKA_PRODUCE, and the offsets of that batch, and of any after it, are never committed.
-func TestSourceProduceFailureFailsTheTask(t *testing.T) {
-	c := newLoopCluster(t, kfake.SeedTopics(1, "t", "rejected"))
-	ids := topicIDs(c, "t", "rejected")
+// rejectProduces makes the broker answer every produce to topic with INVALID_RECORD.
+func rejectProduces(c *kfake.Cluster, topic string) {
+	ids := topicIDs(c, topic)
 	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		req := kreq.(*kmsg.ProduceRequest)
-		if !producesTo(req, "rejected", ids) {
+		if !producesTo(req, topic, ids) {
 			return nil, nil, false
 		}
 		resp := req.ResponseKind().(*kmsg.ProduceResponse)
@@ -282,6 +280,13 @@ func TestSourceProduceFailureFailsTheTask(t *testing.T) {
 		}
 		return resp, nil, true
 	})
+}
+
+// TestSourceProduceFailureFailsTheTask has the broker reject a batch for good: the task fails in
+// KAFKA_PRODUCE, and the offsets of that batch, and of any after it, are never committed.
+func TestSourceProduceFailureFailsTheTask(t *testing.T) {
+	c := newLoopCluster(t, kfake.SeedTopics(1, "t", "rejected"))
+	rejectProduces(c, "rejected")
 	plugin := &fakeSource{script: []pollResult{
 		{recs: []wire.Record{sourceRec("t", "a", 1, "a1")}},
 		{recs: []wire.Record{sourceRec("rejected", "a", 2, "a2"), sourceRec("t", "b", 1, "b1")}},
@@ -311,26 +316,7 @@ func TestSourceProduceFailureFailsTheTask(t *testing.T) {
 // the stop's error (not a silent end), its offset is not committed, and the task is not FAILED.
 func TestSourceRecordRejectedAsItStops(t *testing.T) {
 	c := newLoopCluster(t, kfake.SeedTopics(1, "t", "rejected"))
-	ids := topicIDs(c, "rejected")
-	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		req := kreq.(*kmsg.ProduceRequest)
-		if !producesTo(req, "rejected", ids) {
-			return nil, nil, false
-		}
-		resp := req.ResponseKind().(*kmsg.ProduceResponse)
-		for _, rt := range req.Topics {
-			st := kmsg.NewProduceResponseTopic()
-			st.Topic, st.TopicID = rt.Topic, rt.TopicID
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewProduceResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = rp.Partition, kerr.InvalidRecord.Code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
-	})
+	rejectProduces(c, "rejected")
 	var r *sourceRun
 	plugin := &fakeSource{script: []pollResult{{recs: []wire.Record{sourceRec("t", "a", 1, "a1"), sourceRec("rejected", "b", 1, "b1")}}}}
 	plugin.onPoll = func(n int) {

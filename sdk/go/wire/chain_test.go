@@ -95,6 +95,12 @@ func TestDecodeConvertedRejects(t *testing.T) {
 		{"out of order", append(append(AppendU32(nil, 2), appendConverted(nil, 1, Record{Topic: "t"}, nil, nil)...), ok...), "after input 1"},
 		{"a record status", append(AppendU32(nil, 1), append(AppendU32(nil, 0), byte(StatusRecord))...), "which this result cannot have"},
 		{"a converter failure not after the last step", append(AppendU32(nil, 1), appendFailed(nil, 0, 1, StageKeyConverter, "c", "m")...), "stage 2 of step 1 of a chain of 2"},
+		// What a hostile guest could write after a CONVERTED status: lengths that point outside the
+		// result or below -1, and a header count larger than the bytes left can hold.
+		{"a value length below -1", append(AppendU32(nil, 1), withU32At(ok, len(ok)-9, 0xfffffffe)...), "record value"},
+		{"a value longer than the result", append(AppendU32(nil, 1), withU32At(ok, len(ok)-9, 1<<30)...), "record value"},
+		{"a header count the bytes cannot hold", append(AppendU32(nil, 1), withU32At(ok, len(ok)-4, 1<<28)...), "record headers count"},
+		{"a header of an unknown data tag", append(AppendU32(nil, 1), append(withU32At(ok, len(ok)-4, 1), append(AppendString(nil, "h"), 9)...)...), "unknown data tag 9"},
 	} {
 		var r ChainResult
 		err := r.DecodeConverted(c.b, inputs, 2)
@@ -102,6 +108,36 @@ func TestDecodeConvertedRejects(t *testing.T) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
 		}
 	}
+}
+
+// withU32At is b with the u32 at i replaced by v.
+func withU32At(b []byte, i int, v uint32) []byte {
+	out := append([]byte(nil), b...)
+	copy(out[i:], AppendU32(nil, v))
+	return out
+}
+
+// FuzzConvertedFastMatchesSlow: the fast read of a CONVERTED entry accepts exactly what the checked
+// one does, reads the same record and stops at the same byte (a guest chooses every byte).
+func FuzzConvertedFastMatchesSlow(f *testing.F) {
+	f.Add(appendConverted(nil, 0, Record{Topic: "t", Partition: 2, Timestamp: 5, Headers: []Header{{Key: "h", Value: String("v")}, {Key: "n"}}},
+		[]byte("k"), []byte(`{"a":1}`))[5:])
+	f.Add(appendConverted(nil, 0, Record{Topic: "t", Partition: -1, Timestamp: -1}, nil, []byte{})[5:])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, slow := NewDecoder(b), NewDecoder(b)
+		var fc, sc ConvertedRecord
+		ok := fast.convertedFast(&fc)
+		slow.convertedSlow(&sc)
+		if ok != (slow.Err() == nil) {
+			t.Fatalf("fast read ok=%v, checked read err=%v", ok, slow.Err())
+		}
+		if !ok {
+			return
+		}
+		if fast.off != slow.off || fmt.Sprintf("%#v", fc) != fmt.Sprintf("%#v", sc) {
+			t.Fatalf("fast read %#v to byte %d, checked read %#v to byte %d", fc, fast.off, sc, slow.off)
+		}
+	})
 }
 
 // BenchmarkDecodeConverted decodes a TRANSFORM_CONVERT result as a source task with the bench
