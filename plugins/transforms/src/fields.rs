@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use wasmconnect::config::{split_list, ConfigDef, ConfigType, Importance};
 use wasmconnect::connect::{self, Decimal, Field, Schema, Struct, Type, Value};
-use wasmconnect::{Applied, Config, Data, Error, Keep, Outcome, Record, Result, Transformation};
+use wasmconnect::{Applied, Batch, Config, Data, Error, Keep, Outcome, Record, Result, Transformation};
 
 pub fn insert_field_defs() -> Vec<ConfigDef> {
     vec![
@@ -304,30 +304,59 @@ impl InsertField {
     /// payload only gets the precomputed member appended and the plan's schema; false: anything
     /// else, left to the general path.
     fn append_static_member<'a>(&self, r: &mut Record<'a>, keep: &'a Keep) -> bool {
-        let (member, memo) = match (&self.static_member, &self.memo) {
-            (Some(m), Some(memo)) if !self.slow && !self.nulls.keep => (m, memo),
-            _ => return false,
+        let target = match self.static_target(keep) {
+            Some(t) => t,
+            None => return false,
         };
-        let (schema, p) = match self.op.get_mut(r) {
-            Data::Json { schema: Cow::Borrowed(s), payload: Cow::Owned(p) } if p.first() == Some(&b'{') && p.last() == Some(&b'}') => (s, p),
-            _ => return false,
-        };
-        if memo.key != keep.place(schema) {
+        let member = self.static_member.as_deref().expect("static_target checked it");
+        if !append_member(self.op.get_mut(r), member, target) {
             return false;
         }
-        p.pop();
-        let empty = p[1..].iter().all(|&c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
-        p.extend_from_slice(if empty { &member[1..] } else { member });
-        *schema = keep.bytes(&memo.plan.1);
         // A valid member of its field appended: the payload is as vouched for as it was.
         keep.vouch_value(keep.value_vouched());
         true
+    }
+
+    /// What append_static_member needs of this call's plan: the place of the schema it is of
+    /// and the JSON of the schema the records get; None when the fast path does not apply.
+    fn static_target<'a>(&self, keep: &'a Keep) -> Option<StaticTarget<'a>> {
+        match (&self.static_member, &self.memo) {
+            (Some(_), Some(memo)) if !self.slow && !self.nulls.keep => Some(StaticTarget { of: memo.key, schema: keep.bytes(&memo.plan.1), keep }),
+            _ => None,
+        }
     }
 
     fn is_empty(&self) -> bool {
         let s = &self.specs;
         s.topic.is_none() && s.partition.is_none() && s.offset.is_none() && s.ts.is_none() && s.static_f.is_none()
     }
+}
+
+/// The schema a payload must have for InsertField's static member to be appended to it (a place
+/// of this call, Keep::place), and the one it then gets.
+#[derive(Clone, Copy)]
+struct StaticTarget<'a> {
+    of: (u64, usize, usize),
+    schema: &'a [u8],
+    keep: &'a Keep,
+}
+
+/// Appends `member` to `d` in place of its closing brace if `d` is an object payload its record
+/// owns, of the target's schema, and gives it the target's new schema; false: anything else.
+#[inline]
+fn append_member<'a>(d: &mut Data<'a>, member: &[u8], t: StaticTarget<'a>) -> bool {
+    let (schema, p) = match d {
+        Data::Json { schema: Cow::Borrowed(s), payload: Cow::Owned(p) } if p.first() == Some(&b'{') && p.last() == Some(&b'}') => (s, p),
+        _ => return false,
+    };
+    if t.of != t.keep.place(schema) {
+        return false;
+    }
+    p.pop();
+    let empty = p[1..].iter().all(|&c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+    p.extend_from_slice(if empty { &member[1..] } else { member });
+    *schema = t.schema;
+    true
 }
 
 /// The partition and timestamp of a record as InsertField inserts them.
@@ -440,6 +469,27 @@ impl Transformation for InsertField {
         // as it was (and a key's change leaves the value as it was).
         keep.vouch_value(keep.value_vouched());
         res.map(|()| Applied::Changed)
+    }
+
+    /// apply_mut, with the lookups of the static member's fast path made once while the plan
+    /// they are of stays (the first record of a call makes it, on the general path).
+    fn apply_batch<'a>(&mut self, b: &mut Batch<'_, 'a>, keep: &'a Keep) -> Result<()> {
+        let mut target = self.static_target(keep);
+        for i in 0..b.len() {
+            if !b.applies(i) {
+                continue;
+            }
+            if let (Some(t), Some(member)) = (target, self.static_member.as_deref()) {
+                if append_member(self.op.get_mut(b.record(i)), member, t) {
+                    let vouched = b.vouched(i);
+                    b.changed(i, vouched);
+                    continue;
+                }
+            }
+            b.apply_one(i, keep, |r| self.apply_mut(r, keep))?;
+            target = self.static_target(keep);
+        }
+        Ok(())
     }
 }
 
@@ -907,6 +957,39 @@ impl Transformation for HoistField {
         // key's leaves the value as it was).
         keep.vouch_value(!self.op.key || keep.value_vouched());
         Ok(Applied::Changed)
+    }
+
+    /// apply_mut, with the schema of hoisted strings kept once for the batch.
+    fn apply_batch<'a>(&mut self, b: &mut Batch<'_, 'a>, keep: &'a Keep) -> Result<()> {
+        let mut schema: Option<&'a [u8]> = None;
+        for i in 0..b.len() {
+            if !b.applies(i) {
+                continue;
+            }
+            let d = self.op.get_mut(b.record(i));
+            let text = match d {
+                Data::String(text) => text,
+                _ => {
+                    b.apply_one(i, keep, |r| apply_over(self, r))?;
+                    continue;
+                }
+            };
+            let s = match schema {
+                Some(s) => s,
+                None => match self.string_schema() {
+                    Ok(raw) => *schema.insert(keep.bytes(raw)),
+                    Err(e) => {
+                        b.fail(i, e)?;
+                        continue;
+                    }
+                },
+            };
+            let payload = self.hoist_payload(text);
+            *d = Data::Json { schema: Cow::Borrowed(s), payload: Cow::Owned(payload) };
+            let vouched = !self.op.key || b.vouched(i);
+            b.changed(i, vouched);
+        }
+        Ok(())
     }
 }
 

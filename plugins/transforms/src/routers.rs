@@ -6,7 +6,7 @@ use crate::regex::{self, Piece, Regex};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use wasmconnect::config::{ConfigDef, Importance};
-use wasmconnect::{Applied, Config, Error, Keep, Outcome, Record, Result, Transformation};
+use wasmconnect::{Applied, Batch, Config, Error, Keep, Outcome, Record, Result, Transformation};
 
 pub fn regex_router_defs() -> Vec<ConfigDef> {
     vec![
@@ -149,6 +149,37 @@ impl Transformation for RegexRouter {
                 Applied::Changed
             }
         })
+    }
+
+    /// A batch's records mostly borrow one topic's bytes (the SDK decodes a run of equal topics
+    /// to one string): a record whose topic is where the last one's was stays as that one did,
+    /// without a lookup.
+    fn apply_batch<'a>(&mut self, b: &mut Batch<'_, 'a>, keep: &'a Keep) -> Result<()> {
+        // The address and length of the last topic bytes that route to themselves.
+        let mut stays: Option<(*const u8, usize)> = None;
+        for i in 0..b.len() {
+            if !b.applies(i) {
+                continue;
+            }
+            let r = b.record(i);
+            let routed = match &r.topic {
+                Cow::Borrowed(t) if stays == Some((t.as_ptr(), t.len())) => continue,
+                Cow::Borrowed(t) => {
+                    let routed = self.route(t, Some(keep));
+                    if routed.is_none() {
+                        stays = Some((t.as_ptr(), t.len()));
+                    }
+                    routed
+                }
+                Cow::Owned(t) => self.route(t, None),
+            };
+            if let Some(t) = routed {
+                r.topic = Cow::Owned(t);
+                let vouched = b.vouched(i);
+                b.changed(i, vouched);
+            }
+        }
+        Ok(())
     }
 }
 

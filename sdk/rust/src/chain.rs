@@ -47,6 +47,107 @@ struct Item<'a> {
     changed: bool,
     /// Whether the value is vouched for (Keep::value_vouched).
     vouched: bool,
+    /// The input's offset and source partition and offset, which no step changes (§5.8): put
+    /// back after each step that changed the record.
+    offset: i64,
+    source_partition: &'a [u8],
+    source_offset: &'a [u8],
+}
+
+/// The records one step of a chain is applied to, as `Transformation::apply_batch` is given them:
+/// a step handles the whole batch in one call, so that what it does alike for every record (look
+/// up the schema it writes, compare the topic with the last one it routed) and the call itself
+/// are paid once per batch, not once per record.
+///
+/// Records are named by index, from 0 to `len()`; a step applies to those `applies` says (the
+/// others failed before or its predicate did not select them). It leaves each record it applies
+/// to as it was, or changes it in place (`record`) and says so with `changed`, or drops it
+/// (`dropped`) or fails it (`fail`). Its offset and source partition and offset stay the input's.
+pub struct Batch<'b, 'a> {
+    items: &'b mut [Item<'a>],
+    /// Whether each record is out of the chain (failed or dropped at an earlier step or this one).
+    gone: &'b mut [bool],
+    /// Whether the step's predicate selected each record; None: it has none.
+    selected: Option<&'b [bool]>,
+    failures: &'b mut Vec<Failure>,
+    step: usize,
+}
+
+impl<'b, 'a> Batch<'b, 'a> {
+    /// How many records the batch has, including those the step does not apply to.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Whether the step applies to record `i`: neither gone nor left out by its predicate.
+    #[inline]
+    pub fn applies(&self, i: usize) -> bool {
+        !self.gone[i] && self.selected.map_or(true, |s| s[i])
+    }
+
+    /// Record `i`, to read or to change in place.
+    #[inline]
+    pub fn record(&mut self, i: usize) -> &mut Record<'a> {
+        &mut self.items[i].rec
+    }
+
+    /// Whether record `i`'s value is vouched for (see `Keep::value_vouched`).
+    #[inline]
+    pub fn vouched(&self, i: usize) -> bool {
+        self.items[i].vouched
+    }
+
+    /// Says that the step changed record `i`, and whether the value it left is vouched for (see
+    /// `Keep::vouch_value`; a step that does not touch the value passes `vouched(i)`).
+    #[inline]
+    pub fn changed(&mut self, i: usize, vouched: bool) {
+        let it = &mut self.items[i];
+        it.changed = true;
+        it.vouched = vouched;
+        it.rec.offset = it.offset;
+        it.rec.source_partition = it.source_partition;
+        it.rec.source_offset = it.source_offset;
+    }
+
+    /// Drops record `i` from the chain.
+    #[inline]
+    pub fn dropped(&mut self, i: usize) {
+        self.gone[i] = true;
+    }
+
+    /// Applies `apply_mut` (or what does as it does) to record `i` and says what it did: a step's
+    /// way to leave a record its `apply_batch` has no shortcut for to the record-by-record path.
+    #[inline]
+    pub fn apply_one(&mut self, i: usize, keep: &'a Keep, apply_mut: impl FnOnce(&mut Record<'a>) -> Result<Applied>) -> Result<()> {
+        keep.begin_step(self.items[i].vouched);
+        match apply_mut(&mut self.items[i].rec) {
+            Ok(Applied::Unchanged) => {}
+            Ok(Applied::Changed) => self.changed(i, keep.vouched_after_change()),
+            Ok(Applied::Drop) => self.dropped(i),
+            Err(e) => self.fail(i, e)?,
+        }
+        Ok(())
+    }
+
+    /// Fails record `i` with `err`, which leaves the chain; a retriable error fails the whole
+    /// call instead, and comes back to be returned from `apply_batch`.
+    #[cold]
+    #[inline(never)]
+    pub fn fail(&mut self, i: usize, err: Error) -> Result<()> {
+        let input = self.items[i].input;
+        if err.is_retriable() {
+            return Err(err.context(format!("step {}, record {}", self.step, input)));
+        }
+        self.failures.push(Failure { input, step: self.step, stage: STAGE_TRANSFORMATION, err });
+        self.gone[i] = true;
+        Ok(())
+    }
 }
 
 struct Failure {
@@ -100,22 +201,30 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
     let batch = &input[input.len() - d.remaining()..];
     // Declared before the records, which borrow what the steps keep in it.
     let keep = Keep::new();
-    let mut cur: Vec<Item> = wire::decode_records_into(batch, |input, rec| Item { input, rec, changed: false, vouched: false })?;
+    let mut cur: Vec<Item> = wire::decode_records_into(batch, |input, rec| Item {
+        input,
+        offset: rec.offset,
+        source_partition: rec.source_partition,
+        source_offset: rec.source_offset,
+        rec,
+        changed: false,
+        vouched: false,
+    })?;
     let mut failures: Vec<Failure> = Vec::new();
-    // Each step changes the records where they are (Transformation::apply_mut) and marks the ones
-    // that leave the chain, which go at the end of the step: no record is moved or copied between
-    // steps. The predicate runs over the step's records before the transformation does, as with
-    // one TEST and one TRANSFORM call per step.
+    // Each step changes the records where they are, the whole batch in one call
+    // (Transformation::apply_batch), and marks the ones that leave the chain, which go at the end
+    // of the step: no record is moved or copied between steps. The predicate runs over the step's
+    // records before the transformation does, as with one TEST and one TRANSFORM call per step.
     let (mut selected, mut gone) = (Vec::new(), Vec::new());
     for (si, step) in steps.iter().enumerate() {
         if cur.is_empty() {
             break;
         }
-        selected.clear();
-        selected.resize(cur.len(), true);
         gone.clear();
         gone.resize(cur.len(), false);
         if step.predicate != 0 {
+            selected.clear();
+            selected.resize(cur.len(), true);
             let p = objs.predicate(step.predicate).expect("checked above");
             for (i, it) in cur.iter().enumerate() {
                 match p.test(&it.rec) {
@@ -129,30 +238,14 @@ fn run(objs: &mut dyn Objects, input: &[u8], out: &mut Vec<u8>, mut conv: Option
             }
         }
         let t = objs.transformation(step.transform).expect("checked above");
-        for (i, it) in cur.iter_mut().enumerate() {
-            if gone[i] || !selected[i] {
-                continue;
-            }
-            // Not the transformation's to change, as with TRANSFORM (§5.6).
-            let (offset, source_partition, source_offset) = (it.rec.offset, it.rec.source_partition, it.rec.source_offset);
-            keep.begin_step(it.vouched);
-            match t.apply_mut(&mut it.rec, &keep) {
-                Err(e) if e.is_retriable() => return Err(e.context(format!("step {}, record {}", si, it.input))),
-                Err(err) => {
-                    failures.push(Failure { input: it.input, step: si, stage: STAGE_TRANSFORMATION, err });
-                    gone[i] = true;
-                }
-                Ok(Applied::Drop) => gone[i] = true,
-                Ok(Applied::Unchanged) => {}
-                Ok(Applied::Changed) => {
-                    it.vouched = keep.vouched_after_change();
-                    it.rec.offset = offset;
-                    it.rec.source_partition = source_partition;
-                    it.rec.source_offset = source_offset;
-                    it.changed = true;
-                }
-            }
-        }
+        let mut b = Batch {
+            items: &mut cur,
+            gone: &mut gone,
+            selected: if step.predicate != 0 { Some(&selected) } else { None },
+            failures: &mut failures,
+            step: si,
+        };
+        t.apply_batch(&mut b, &keep)?;
         if gone.contains(&true) {
             let mut i = 0;
             cur.retain(|_| {

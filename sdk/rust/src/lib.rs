@@ -33,6 +33,7 @@ pub use context::TaskContext;
 pub use dispatch::Module;
 pub use error::{Error, Result};
 pub use host::Level;
+pub use chain::Batch;
 pub use keep::Keep;
 pub use plugin::*;
 pub use wire::{Data, Header, Record};

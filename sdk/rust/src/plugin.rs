@@ -5,6 +5,7 @@ use crate::config::{Config, ConfigDef, Errors};
 use crate::context::TaskContext;
 use crate::error::Result;
 use crate::json::Value;
+use crate::chain::Batch;
 use crate::keep::Keep;
 use crate::wire::{self, Data, Header, Record};
 
@@ -165,6 +166,19 @@ pub trait Transformation {
     fn apply_mut<'a>(&mut self, record: &mut Record<'a>, _keep: &'a Keep) -> Result<Applied> {
         let o = self.apply(record)?;
         Ok(o.write_over(record))
+    }
+
+    /// `apply_mut` on each record of a chain step's batch that the step applies to: what a chain
+    /// calls, once per step. It must give what `apply_mut` gives record by record (the default
+    /// does just that); a step overrides it to do once per batch what it would do per record.
+    fn apply_batch<'a>(&mut self, batch: &mut Batch<'_, 'a>, keep: &'a Keep) -> Result<()> {
+        for i in 0..batch.len() {
+            if !batch.applies(i) {
+                continue;
+            }
+            batch.apply_one(i, keep, |r| self.apply_mut(r, keep))?;
+        }
+        Ok(())
     }
 }
 
