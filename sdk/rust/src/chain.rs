@@ -328,13 +328,13 @@ fn put_converted(out: &mut Vec<u8>, r: &Record, vouched: bool, keep: &Keep, c: &
 /// converter, so it is not given to one (as the host does not call FROM_CONNECT for nulls alone).
 /// A value a step of this module vouched for (Keep::value_vouched) goes to the converter as such.
 fn put_converted_data(out: &mut Vec<u8>, topic: &str, d: &Data, vouched: bool, keep: &Keep, conv: &mut dyn Converter) -> Result<()> {
+    if let Data::Null = d {
+        wire::put_nullable_bytes(out, None);
+        return Ok(());
+    }
     let at = out.len();
     wire::put_u32(out, 0);
-    let written = match d {
-        Data::Null => false,
-        _ if vouched => conv.write_vouched_from_connect(topic, d, keep, out)?,
-        _ => conv.write_from_connect(topic, d, out)?,
-    };
+    let written = if vouched { conv.write_vouched_from_connect(topic, d, keep, out)? } else { conv.write_from_connect(topic, d, out)? };
     if written {
         let n = out.len() - at - 4;
         wire::patch_u32(out, at, n as u32);

@@ -454,6 +454,9 @@ impl<'a> Quick<'a> {
         })
     }
 
+    // Inlined into the loop of `records`, so that the record is built where it goes rather than
+    // returned and copied (twice: a guest pays a memory.copy call for each).
+    #[inline(always)]
     fn record(&mut self) -> Option<Record<'a>> {
         let t = self.bytes()?;
         if !crate::words::same(t, self.topic.as_bytes()) {
