@@ -343,7 +343,7 @@ struct StaticTarget<'a> {
 
 /// Appends `member` to `d` in place of its closing brace if `d` is an object payload its record
 /// owns, of the target's schema, and gives it the target's new schema; false: anything else.
-#[inline]
+#[inline(always)]
 fn append_member<'a>(d: &mut Data<'a>, member: &[u8], t: StaticTarget<'a>) -> bool {
     let (schema, p) = match d {
         Data::Json { schema: Cow::Borrowed(s), payload: Cow::Owned(p) } if p.first() == Some(&b'{') && p.last() == Some(&b'}') => (s, p),
