@@ -373,3 +373,132 @@ fn recycle_data(d: Data) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::plugin::Outcome;
+
+    /// A step with a batch path of its own: it upper-cases each string value and tries to move the
+    /// record's offset and source offset (which the chain must put back), drops "drop", fails "bad"
+    /// and fails the whole call on "retry".
+    struct Shout;
+
+    impl Transformation for Shout {
+        fn configure(&mut self, _: &Config) -> Result<()> {
+            Ok(())
+        }
+        fn apply<'a>(&mut self, _: &Record<'a>) -> Result<Outcome<'a>> {
+            unreachable!("a chain calls apply_batch")
+        }
+        fn apply_batch<'a>(&mut self, b: &mut Batch<'_, 'a>, _keep: &'a Keep) -> Result<()> {
+            for i in 0..b.len() {
+                if !b.applies(i) {
+                    continue;
+                }
+                let v = match &b.record(i).value {
+                    Data::String(s) => s.to_vec(),
+                    _ => Vec::new(),
+                };
+                match &v[..] {
+                    b"drop" => b.dropped(i),
+                    b"bad" => b.fail(i, Error::new("bad value"))?,
+                    b"retry" => b.fail(i, Error::new("later").retriable())?,
+                    _ => {
+                        let r = b.record(i);
+                        r.value = Data::String(Cow::Owned(v.to_ascii_uppercase()));
+                        r.offset = 99;
+                        r.source_offset = b"{\"moved\":true}";
+                        b.changed(i, false);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// A step on the default batch path (one apply per record) that writes the offset and source
+    /// offset it sees into the value.
+    struct ShowOffsets;
+
+    impl Transformation for ShowOffsets {
+        fn configure(&mut self, _: &Config) -> Result<()> {
+            Ok(())
+        }
+        fn apply<'a>(&mut self, r: &Record<'a>) -> Result<Outcome<'a>> {
+            let v = match &r.value {
+                Data::String(s) => String::from_utf8_lossy(s).into_owned(),
+                _ => String::new(),
+            };
+            let shown = format!("{} at {} {}", v, r.offset, String::from_utf8_lossy(r.source_offset));
+            Ok(Outcome::Record(Record { value: Data::String(Cow::Owned(shown.into_bytes())), ..r.clone() }))
+        }
+    }
+
+    struct Steps(Vec<Box<dyn Transformation>>);
+
+    impl Objects for Steps {
+        fn transformation(&mut self, h: i32) -> Option<&mut dyn Transformation> {
+            match self.0.get_mut((h as usize).wrapping_sub(1)) {
+                Some(t) => Some(t.as_mut()),
+                None => None,
+            }
+        }
+        fn predicate(&mut self, _: i32) -> Option<&mut dyn Predicate> {
+            None
+        }
+    }
+
+    /// TRANSFORM_CHAIN of handles 1.. over records with these values (offsets 10, 11, ...), as lines.
+    fn chain(values: &[&str]) -> std::result::Result<Vec<String>, String> {
+        let mut steps = Steps(vec![Box::new(Shout), Box::new(ShowOffsets)]);
+        let mut input = Vec::new();
+        wire::put_u32(&mut input, 2);
+        for h in 1..=2u32 {
+            wire::put_u32(&mut input, h);
+            wire::put_u32(&mut input, 0);
+            input.push(0);
+        }
+        let recs: Vec<Record> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Record { topic: "t".into(), offset: 10 + i as i64, value: Data::str(v), source_offset: b"{\"pos\":1}", ..Default::default() })
+            .collect();
+        wire::put_records(&mut input, &recs);
+        let mut out = Vec::new();
+        transform_chain(&mut steps, &input, &mut out).map_err(|e| e.message().to_string())?;
+        let mut d = Decoder::new(&out);
+        let mut lines = Vec::new();
+        for _ in 0..d.u32("entries") {
+            let input = d.u32("input");
+            match d.u8("status") {
+                wire::STATUS_RECORD => match d.record().value {
+                    Data::String(s) => lines.push(format!("{}: {}", input, String::from_utf8_lossy(&s))),
+                    v => lines.push(format!("{}: {:?}", input, v)),
+                },
+                wire::STATUS_FAILED => {
+                    let (step, stage) = (d.u32("step"), d.u8("stage"));
+                    let (class, msg) = (d.str("class"), d.str("message"));
+                    lines.push(format!("{}: failed at step {} stage {}: {} {}", input, step, stage, class, msg));
+                }
+                s => lines.push(format!("{}: status {}", input, s)),
+            }
+        }
+        d.finish("chain result")?;
+        Ok(lines)
+    }
+
+    #[test]
+    fn batch_steps_keep_offsets_drop_and_fail() {
+        assert_eq!(
+            chain(&["a", "drop", "bad", "b"]).unwrap(),
+            [
+                "0: A at 10 {\"pos\":1}",
+                &format!("2: failed at step 0 stage 0: {} bad value", wire::DATA_EXCEPTION),
+                "3: B at 13 {\"pos\":1}",
+            ]
+        );
+        assert_eq!(chain(&["a", "retry"]), Err("step 0, record 1: later".to_string()));
+    }
+}
