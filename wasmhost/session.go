@@ -295,22 +295,64 @@ func (o *Object) FromConnect(ctx context.Context, values []wire.TopicData) ([][]
 // FromConnectInto is FromConnect reusing the caller's memory: the result is copied into buf's
 // backing array and decoded into out's when they are large enough, else into new ones. It returns
 // the serialised values and the buffer they alias, to pass again once they are no longer used.
+//
+// A batch whose encoding is larger than maxConvertCall goes to the guest in several calls of at
+// most that size (one value larger than it goes alone): a guest's linear memory holds a call's
+// input and about as much output, and never shrinks, so one call per batch would leave every
+// converter instance the size of the largest batch it was given (batch.size records) for its
+// lifetime. The calls cost ~2 µs each, 64 KiB of values apart.
 func (o *Object) FromConnectInto(ctx context.Context, values []wire.TopicData, buf []byte, out [][]byte) ([][]byte, []byte, error) {
-	res, err := o.doInto(ctx, wire.OpFromConnect, wire.KindConverter, wire.RoleConverter, func(b []byte) []byte { return wire.AppendDataBatch(b, values) }, buf)
-	if err != nil {
-		return nil, buf, err
+	res, out := buf[:0], out[:0]
+	for start := 0; ; {
+		end := convertCallEnd(values, start)
+		dst := res[len(res):]
+		r, err := o.doInto(ctx, wire.OpFromConnect, wire.KindConverter, wire.RoleConverter, func(b []byte) []byte { return wire.AppendDataBatch(b, values[start:end]) }, dst)
+		if err != nil {
+			return nil, buf, err
+		}
+		switch {
+		case r == nil:
+			// An empty result: nothing to keep.
+		case cap(r) == cap(dst):
+			res = res[:len(res)+len(r)] // copied after the calls before
+		default:
+			// It did not fit: the results so far stay where they are (what aliases them stays
+			// valid) and the rest goes into a buffer with room for the whole batch next time.
+			grown := make([]byte, 0, 2*(cap(res)+len(r)))
+			res = append(grown, r...)
+			r = res
+		}
+		bs, err := wire.DecodeBytesBatchInto(out[len(out):], r)
+		if err == nil && len(bs) != end-start {
+			err = fmt.Errorf("%d results for %d values", len(bs), end-start)
+		}
+		if err != nil {
+			return nil, res, malformed(o.in, o.plugin.Name, wire.OpFromConnect, err)
+		}
+		out = append(out, bs...)
+		if start = end; start >= len(values) {
+			return out, res, nil
+		}
 	}
-	if res == nil {
-		res = buf // an empty result: buf is still the caller's to reuse
+}
+
+// maxConvertCall is the most bytes of encoded values one FROM_CONNECT call is given (see
+// FromConnectInto).
+const maxConvertCall = 64 << 10
+
+// convertCallEnd is where the FROM_CONNECT call of values[start:] ends: as many values as fit in
+// maxConvertCall encoded, at least one (none for an empty batch).
+func convertCallEnd(values []wire.TopicData, start int) int {
+	size, end := 4, start
+	for end < len(values) {
+		v := &values[end]
+		size += 4 + len(v.Topic) + 9 + len(v.Value.Schema) + len(v.Value.Bytes)
+		if size > maxConvertCall && end > start {
+			break
+		}
+		end++
 	}
-	bs, err := wire.DecodeBytesBatchInto(out, res)
-	if err == nil && len(bs) != len(values) {
-		err = fmt.Errorf("%d results for %d values", len(bs), len(values))
-	}
-	if err != nil {
-		return nil, res, malformed(o.in, o.plugin.Name, wire.OpFromConnect, err)
-	}
-	return bs, res, nil
+	return end
 }
 
 // ToConnect deserialises a batch of Kafka keys or values into Connect values, one per input.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -66,11 +67,19 @@ type conv struct {
 
 // fuelSum adds up the fuel of every call of a session: unlike time, the fuel a guest burns
 // (about one unit per WebAssembly instruction run) does not move with the load of a shared machine.
-type fuelSum struct{ n uint64 }
+// It also counts the calls and keeps the largest linear memory one ended with.
+type fuelSum struct {
+	n, maxMem uint64
+	calls     int
+}
 
 func (f *fuelSum) Plugin(string, string) wasmhost.PluginCalls { return f }
 
-func (f *fuelSum) Call(_ wire.Op, _ time.Duration, fuel, _ uint64, _ bool) { f.n += fuel }
+func (f *fuelSum) Call(_ wire.Op, _ time.Duration, fuel, mem uint64, _ bool) {
+	f.n += fuel
+	f.calls++
+	f.maxMem = max(f.maxMem, mem)
+}
 
 // open opens the converter class with cfg in a session of its own.
 func open(tb testing.TB, class string, cfg map[string]string) (*conv, error) {
@@ -624,4 +633,60 @@ func BenchmarkJsonConverterToConnectStruct(b *testing.B) {
 		_, err := c.o.ToConnect(context.Background(), values)
 		return err
 	})
+}
+
+// A batch larger than one FROM_CONNECT call takes goes to the guest in several
+// (wasmhost.Object.FromConnectInto): the values come back in order and as one call per value gives
+// them, nulls included, and the converter's memory stays the size of one call's values, not grown
+// to the batch's (which it would keep: linear memory never shrinks).
+func TestFromConnectLargeBatchInSeveralCalls(t *testing.T) {
+	ctx := context.Background()
+	c := newJSON(t, map[string]string{"schemas.enable": "false"})
+	values := make([]wire.TopicData, 8000) // ~1 MB encoded
+	for i := range values {
+		values[i] = wire.TopicData{Topic: "lines", Value: wire.String(fmt.Sprintf("%06d %s", i, strings.Repeat("x", 110)))}
+	}
+	values[4321].Value = wire.Null()
+	values[7000].Value = wire.String(strings.Repeat("y", 100_000)) // larger than a call: alone
+	want := func(i int) string {
+		switch i {
+		case 4321:
+			return "null"
+		case 7000:
+			return `"` + strings.Repeat("y", 100_000) + `"`
+		}
+		return fmt.Sprintf(`"%06d %s"`, i, strings.Repeat("x", 110))
+	}
+	var buf []byte
+	var out [][]byte
+	for round := 0; round < 2; round++ { // the second with the buffers the first returned
+		calls := c.fuel.calls
+		got, b, err := c.o.FromConnectInto(ctx, values, buf, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(values) {
+			t.Fatalf("round %d: %d results for %d values", round, len(got), len(values))
+		}
+		for i := range values {
+			if g := orNull(got[i]); g != want(i) {
+				t.Fatalf("round %d, value %d: %.60s, want %.60s", round, i, g, want(i))
+			}
+		}
+		if n := c.fuel.calls - calls; n < 15 {
+			t.Errorf("round %d: %d FROM_CONNECT calls for ~1 MB of values", round, n)
+		}
+		buf, out = b, got
+	}
+	if c.fuel.maxMem > 1<<20 {
+		t.Errorf("the converter's memory grew to %d bytes for calls of 64 KiB", c.fuel.maxMem)
+	}
+}
+
+// orNull is a converted value as text, "null" for a null.
+func orNull(b []byte) string {
+	if b == nil {
+		return "null"
+	}
+	return string(b)
 }
