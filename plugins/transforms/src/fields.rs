@@ -943,23 +943,8 @@ impl Transformation for HoistField {
     }
 
     /// A string is hoisted where it is, without a copy of the rest of the record; its schema is
-    /// the one in `keep` that the batch's hoisted strings share.
-    fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
-        let d = match self.op.get(r) {
-            Data::String(text) => {
-                let schema = keep.bytes(self.string_schema()?);
-                Data::Json { schema: Cow::Borrowed(schema), payload: Cow::Owned(self.hoist_payload(text)) }
-            }
-            _ => return apply_over(self, r),
-        };
-        *self.op.get_mut(r) = d;
-        // {"field":"<the text, escaped>"} of the struct schema with that one string field (a
-        // key's leaves the value as it was).
-        keep.vouch_value(!self.op.key || keep.value_vouched());
-        Ok(Applied::Changed)
-    }
-
-    /// apply_mut, with the schema of hoisted strings kept once for the batch.
+    /// kept once for the batch, whose hoisted strings all borrow it. Anything else goes the way of
+    /// `apply`.
     fn apply_batch<'a>(&mut self, b: &mut Batch<'_, 'a>, keep: &'a Keep) -> Result<()> {
         let mut schema: Option<&'a [u8]> = None;
         for i in 0..b.len() {

@@ -6,7 +6,7 @@ use crate::regex::{self, Piece, Regex};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use wasmconnect::config::{ConfigDef, Importance};
-use wasmconnect::{Applied, Batch, Config, Error, Keep, Outcome, Record, Result, Transformation};
+use wasmconnect::{Batch, Config, Error, Keep, Outcome, Record, Result, Transformation};
 
 pub fn regex_router_defs() -> Vec<ConfigDef> {
     vec![
@@ -135,25 +135,9 @@ impl Transformation for RegexRouter {
         })
     }
 
-    /// Only the topic changes: the rest of the record is not copied.
-    fn apply_mut<'a>(&mut self, r: &mut Record<'a>, keep: &'a Keep) -> Result<Applied> {
-        let routed = match &r.topic {
-            Cow::Borrowed(t) => self.route(t, Some(keep)),
-            Cow::Owned(t) => self.route(t, None),
-        };
-        Ok(match routed {
-            None => Applied::Unchanged,
-            Some(t) => {
-                r.topic = Cow::Owned(t);
-                keep.vouch_value(keep.value_vouched());
-                Applied::Changed
-            }
-        })
-    }
-
-    /// A batch's records mostly borrow one topic's bytes (the SDK decodes a run of equal topics
-    /// to one string): a record whose topic is where the last one's was stays as that one did,
-    /// without a lookup.
+    /// Only the topic changes: the rest of the record is not copied. A batch's records mostly
+    /// borrow one topic's bytes (the SDK decodes a run of equal topics to one string): a record
+    /// whose topic is where the last one's was stays as that one did, without a lookup.
     fn apply_batch<'a>(&mut self, b: &mut Batch<'_, 'a>, keep: &'a Keep) -> Result<()> {
         // The address and length of the last topic bytes that route to themselves.
         let mut stays: Option<(*const u8, usize)> = None;
