@@ -305,6 +305,16 @@ func (o *Object) FromConnectInto(ctx context.Context, values []wire.TopicData, b
 	res, out := buf[:0], out[:0]
 	for start := 0; ; {
 		end := convertCallEnd(values, start)
+		if start == 0 && end < len(values) {
+			// Several calls: room for all their results at once, as one call would have taken,
+			// rather than growing for each (a value's bytes come back about as large as they went).
+			if size := encodedValues(values); cap(res) < size {
+				res = make([]byte, 0, size+size/8)
+			}
+			if cap(out) < len(values) {
+				out = make([][]byte, 0, len(values))
+			}
+		}
 		dst := res[len(res):]
 		r, err := o.doInto(ctx, wire.OpFromConnect, wire.KindConverter, wire.RoleConverter, func(b []byte) []byte { return wire.AppendDataBatch(b, values[start:end]) }, dst)
 		if err != nil {
@@ -345,14 +355,27 @@ const maxConvertCall = 64 << 10
 func convertCallEnd(values []wire.TopicData, start int) int {
 	size, end := 4, start
 	for end < len(values) {
-		v := &values[end]
-		size += 4 + len(v.Topic) + 9 + len(v.Value.Schema) + len(v.Value.Bytes)
+		size += encodedValue(&values[end])
 		if size > maxConvertCall && end > start {
 			break
 		}
 		end++
 	}
 	return end
+}
+
+// encodedValue is about the size of v in a data batch (sdk/ABI.md §5.3).
+func encodedValue(v *wire.TopicData) int {
+	return 4 + len(v.Topic) + 9 + len(v.Value.Schema) + len(v.Value.Bytes)
+}
+
+// encodedValues is about the size of values as a data batch.
+func encodedValues(values []wire.TopicData) int {
+	size := 4
+	for i := range values {
+		size += encodedValue(&values[i])
+	}
+	return size
 }
 
 // ToConnect deserialises a batch of Kafka keys or values into Connect values, one per input.

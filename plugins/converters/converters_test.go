@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -571,6 +572,11 @@ func TestJsonConverterLogicalTypesAndNulls(t *testing.T) {
 // benchBatch converts batches of 1,000 values through the plugin host, as a task's converter
 // stage does, and reports records/s.
 func benchBatch(b *testing.B, class string, cfg map[string]string, call func(c *conv) error) {
+	benchBatchOf(b, 1000, class, cfg, call)
+}
+
+// benchBatchOf is benchBatch of batches of n values.
+func benchBatchOf(b *testing.B, n int, class string, cfg map[string]string, call func(c *conv) error) {
 	c := mustOpen(b, class, cfg)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -580,8 +586,8 @@ func benchBatch(b *testing.B, class string, cfg map[string]string, call func(c *
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
-	b.ReportMetric(float64(c.fuel.n)/float64(b.N*1000), "fuel/record")
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(c.fuel.n)/float64(b.N*n), "fuel/record")
 }
 
 // The data plane's busiest call: FileStreamSource lines through JsonConverter (schemas off, as
@@ -599,6 +605,18 @@ func BenchmarkJsonConverterFromConnectLines(b *testing.B) {
 			})
 		})
 	}
+	// As a source task runs it: a batch of FileStreamSource's default size (2,000 lines, more than
+	// one call's worth), into the buffers the batch before returned.
+	lines := slices.Repeat(values, 2)
+	var buf []byte
+	var out [][]byte
+	b.Run("batch.size=2000/reused", func(b *testing.B) {
+		benchBatchOf(b, len(lines), "JsonConverter", map[string]string{"schemas.enable": "false"}, func(c *conv) error {
+			var err error
+			out, buf, err = c.o.FromConnectInto(context.Background(), lines, buf, out)
+			return err
+		})
+	})
 }
 
 // The same lines after the bench table's chain (HoistField$Value field=line, InsertField$Value
