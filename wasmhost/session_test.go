@@ -314,3 +314,26 @@ func TestFSAllow(t *testing.T) {
 		t.Fatalf("FSAllow = %v", h.cfg.FSAllow)
 	}
 }
+
+// A batch that FromConnectInto splits into several FROM_CONNECT calls is checked call by call: a
+// converter whose later call answers one value short (testdata/miscount.wat) fails the batch as a
+// malformed result, rather than the host taking its values short or shifted.
+func TestFromConnectSplitBatchMiscountFails(t *testing.T) {
+	h, _ := newTestHost(t, Config{PluginPath: []string{pluginDir(t, map[string]string{"miscount.wasm": "miscount"})}})
+	ctx := context.Background()
+	s := h.NewSession(Env{Connector: "c"})
+	defer s.Close(ctx)
+	o, err := s.Open(ctx, mustResolve(t, h, "Miscount"), wire.RoleConverter, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := make([]wire.TopicData, 3000) // ~350 KB encoded: several calls
+	for i := range values {
+		values[i] = wire.TopicData{Topic: "t", Value: wire.String(strings.Repeat("v", 100))}
+	}
+	out, err := o.FromConnect(ctx, values)
+	var ge *GuestError
+	if !errors.As(err, &ge) || !strings.Contains(ge.Message, "malformed result") || !strings.Contains(ge.Message, "results for") {
+		t.Fatalf("FromConnect of a split batch whose second call miscounts: %d values, %v", len(out), err)
+	}
+}
